@@ -1,0 +1,66 @@
+// Runs the whole test suite against one real Temporal dev server, with the workflow code bundled once.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startDevServer } from '../src/temporal/dev-server';
+import { temporalBinary } from '../src/temporal/binaries';
+
+const root = resolve(__dirname, '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const tmp = join(root, '.tmp');
+  mkdirSync(tmp, { recursive: true });
+  const filter = process.argv.slice(2);
+  const files = readdirSync(join(root, 'test'))
+    .filter((f) => f.endsWith('.test.ts'))
+    .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
+    .map((f) => join('test', f));
+
+  process.stdout.write('[test] starting a Temporal dev server and bundling the workflow code…\n');
+  const [devServer, bundle] = await Promise.all([
+    freePort().then((port) => startDevServer({ port, namespace: 'default' })),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: undefined }),
+  ]);
+  const bundlePath = join(tmp, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  process.stdout.write(`[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`);
+
+  const code = await new Promise<number>((resolveCode) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
+      cwd: root,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        TEST_TEMPORAL_ADDRESS: devServer.address,
+        TEST_WORKFLOW_BUNDLE: bundlePath,
+        TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
+      },
+    });
+    child.once('exit', (c) => resolveCode(c ?? 1));
+  });
+  await devServer.stop();
+  process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`[test] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,64 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../domain/payment';
+import type { Failure, ProviderAck, StatusCheck } from '../domain/payment';
+import type { PaymentType } from '../domain/requests';
+import { ProviderError, providerReference } from '../provider';
+import type { InitiationRequest, ProviderClient } from '../provider';
+
+export interface PaymentActivityDeps {
+  provider: ProviderClient;
+}
+
+export interface StatusCheckInput {
+  paymentId: string;
+  type: PaymentType;
+  transactionId: string | null;
+}
+
+/** Builds the payment activities around their dependencies, so tests hand in fakes. */
+export function createPaymentActivities({ provider }: PaymentActivityDeps) {
+  return {
+    /** Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal). */
+    async initiatePayment(input: InitiationRequest): Promise<ProviderAck> {
+      try {
+        return await provider.initiate(input);
+      } catch (err) {
+        throw initiationFailure(err);
+      }
+    },
+
+    /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
+    async checkPaymentStatus(input: StatusCheckInput): Promise<StatusCheck | null> {
+      const reference = providerReference(input.type, input.paymentId) ?? null;
+      try {
+        return await provider.checkStatus({ transactionId: input.transactionId, reference });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : 'status query failed';
+        const definite = err instanceof ProviderError && err.classification === 'definite_rejection';
+        throw ApplicationFailure.create({ type: FailureTypes.transient, message, nonRetryable: definite });
+      }
+    },
+  };
+}
+
+export type PaymentActivities = ReturnType<typeof createPaymentActivities>;
+
+function initiationFailure(err: unknown): ApplicationFailure {
+  if (!(err instanceof ProviderError)) {
+    return ApplicationFailure.create({
+      type: FailureTypes.unknown,
+      message: `initiation failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+      nonRetryable: true,
+    });
+  }
+  const failure: Failure = {
+    code: err.providerCode ?? (err.httpStatus ? `http_${err.httpStatus}` : 'provider_error'),
+    message: err.providerMessage ?? err.message,
+  };
+  const type = {
+    definite_rejection: FailureTypes.rejected,
+    safe_to_retry: FailureTypes.unreachable,
+    ambiguous: FailureTypes.unknown,
+  }[err.classification];
+  return ApplicationFailure.create({ type, message: err.message, nonRetryable: true, details: [failure] });
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { parseDuration } from './domain/duration';
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration like 500ms, 30s, 5m or 2h` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).transform((u) => u.replace(/\/+$/, ''));
+const secret = (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`);
+
+const merchantKey = z
+  .string()
+  .regex(/^(?:[a-z0-9]{1,32}:)?\S{16,}$/, 'each entry is `merchant_id:key` or `key`, the key at least 16 characters')
+  .transform((entry) => {
+    const colon = entry.indexOf(':');
+    return colon > 0 && colon <= 32 && /^[a-z0-9]+$/.test(entry.slice(0, colon))
+      ? { merchantId: entry.slice(0, colon), key: entry.slice(colon + 1) }
+      : { merchantId: 'default', key: entry };
+  });
+
+const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
+
+const temporal = {
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TASK_QUEUE: z.string().min(1).default('payments'),
+};
+
+const provider = {
+  PROVIDER_BASE_URL: url,
+  PROVIDER_MOBILE_MONEY_BASE_URL: url.optional(),
+  PROVIDER_TOKEN: secret(1),
+  PROVIDER_STATUS_URL: z.string().includes('{transaction_id}').optional(),
+  PROVIDER_STATUS_BY_REFERENCE_URL: z.string().includes('{reference}').optional(),
+  PROVIDER_CONNECT_TIMEOUT: duration('5s'),
+  PROVIDER_TIMEOUT: duration('20s'),
+  PROVIDER_SAFE_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+};
+
+const timing = {
+  CALLBACK_TIMEOUT_MOBILE_MONEY: duration('5m'),
+  CALLBACK_TIMEOUT_CARD: duration('15m'),
+  CALLBACK_TIMEOUT_BANK_CREDIT: duration('30m'),
+  RECONCILE_FOR: duration('1h'),
+  RECONCILE_INTERVAL: duration('30s'),
+  LATE_CALLBACK_WINDOW: duration('1h'),
+};
+
+const logging = {
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_PRETTY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+};
+
+export const workerSchema = z.object({
+  ...temporal,
+  ...provider,
+  ...logging,
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+});
+
+export const serverSchema = z.object({
+  ...temporal,
+  ...timing,
+  ...logging,
+  PORT: port(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_BASE_URL: url.optional(),
+  MERCHANT_API_KEYS: commaList.pipe(z.array(merchantKey).min(1, 'needs at least one key')),
+  OPERATOR_API_KEYS: commaList.pipe(z.array(secret(16)).min(1, 'needs at least one key')),
+  CALLBACK_SECRET: secret(32),
+  VOUCHER_CHANNELS: commaList
+    .pipe(z.array(z.string().regex(/^\d{1,6}$/, 'must be channel numbers separated by commas').transform(Number)))
+    .default([]),
+  INITIATION_WAIT: duration('5s'),
+});
+
+export type WorkerConfig = z.infer<typeof workerSchema>;
+export type ServerConfig = z.infer<typeof serverSchema>;
+
+export class ConfigError extends Error {}
+
+/** Validates the environment against a schema; the error names every bad variable and never echoes a value. */
+export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(present);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? '(environment)');
+    const message = present[name] === undefined ? 'is required' : issue.message;
+    return `  ${name}: ${message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** Loads configuration for a process entry, or prints what is wrong and exits. */
+export function loadConfigOrExit<S extends z.ZodType>(schema: S, processName: string): z.infer<S> {
+  try {
+    return parseConfig(schema, process.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${processName}: ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** What `npm start` itself reads; the rest passes through to the processes it launches. */
+export const startSchema = z.object({
+  DATA_DIR: z.string().min(1).default('.data'),
+  PORT: port(3000),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_PORT: port(7233),
+  TEMPORAL_UI_PORT: port(8233),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  PROVIDER_BASE_URL: url.optional(),
+  SANDBOX_PORT: port(4010),
+  PUBLIC_BASE_URL: url.optional(),
+});
+export type StartConfig = z.infer<typeof startSchema>;

@@ -1,0 +1,123 @@
+import type { PaymentRequest, PaymentType } from './requests';
+
+// Plain types (no zod): the workflow bundle imports this module, and these shapes are built, not parsed.
+
+export type PaymentStatus = 'initiating' | 'pending' | 'reconciling' | 'needs_review' | 'succeeded' | 'failed';
+export type Outcome = 'succeeded' | 'failed';
+export const PAYMENT_STATUSES = [
+  'initiating',
+  'pending',
+  'reconciling',
+  'needs_review',
+  'succeeded',
+  'failed',
+] as const satisfies readonly PaymentStatus[];
+
+/** True for the statuses a payment never leaves. */
+export function isTerminal(status: PaymentStatus): status is Outcome {
+  return status === 'succeeded' || status === 'failed';
+}
+
+/** What the provider said about a transaction, in the product's words. */
+export type ProviderState = Outcome | 'pending' | 'unknown';
+
+/** The provider's acknowledgement of an initiation request. */
+export interface ProviderAck {
+  transactionId: string | null;
+  statusCode: string;
+  message: string;
+  redirectUrl: string | null;
+}
+
+/** A callback from the provider after the tolerant parse, as signalled to the workflow. */
+export interface ProviderCallback {
+  state: ProviderState;
+  transactionId: string | null;
+  statusCode: string | null;
+  message: string | null;
+  amount: number | null;
+}
+
+/** The answer of the provider's status query. */
+export interface StatusCheck {
+  state: ProviderState | 'not_found';
+  transactionId: string | null;
+  statusCode: string | null;
+  message: string | null;
+}
+
+export type PaymentEventType =
+  | 'initiated'
+  | 'initiation_rejected'
+  | 'initiation_unknown'
+  | 'callback_received'
+  | 'callback_duplicate'
+  | 'callback_contradicting'
+  | 'callback_unrecognized'
+  | 'timed_out'
+  | 'status_checked'
+  | 'needs_review'
+  | 'resolved'
+  | 'succeeded'
+  | 'failed';
+
+export interface PaymentEvent {
+  at: string;
+  type: PaymentEventType;
+  message?: string;
+  status_code?: string;
+  outcome?: string;
+}
+
+export interface Failure {
+  code: string;
+  message: string;
+}
+
+/** The payment as the merchant API and operators see it; card data only as `last4`. */
+export interface PaymentResource {
+  id: string;
+  type: PaymentType;
+  reference: string;
+  status: PaymentStatus;
+  amount: number;
+  created_at: string;
+  updated_at: string;
+  provider: { transaction_id: string | null; status_code: string | null; message: string | null };
+  next_action: { type: 'redirect'; url: string } | null;
+  failure: Failure | null;
+  card?: { last4: string };
+  events: PaymentEvent[];
+}
+
+/** Everything a payment workflow starts from. */
+export interface PaymentInput {
+  paymentId: string;
+  merchantId: string;
+  request: PaymentRequest;
+  callbackUrl: string;
+  createdAt: string;
+  /** Per-type callback wait and reconciliation window, fixed at creation so a config change never alters running payments. */
+  timing: PaymentTiming;
+}
+
+export interface PaymentTiming {
+  callbackTimeoutMs: number;
+  reconcileForMs: number;
+  reconcileIntervalMs: number;
+  lateCallbackWindowMs: number;
+}
+
+export interface ResolveInput {
+  outcome: Outcome;
+  note: string;
+  operator?: string;
+}
+
+/** ApplicationFailure types that carry the provider client's classification across the activity boundary. */
+export const FailureTypes = {
+  rejected: 'ProviderRejected',
+  unknown: 'ProviderOutcomeUnknown',
+  unreachable: 'ProviderUnreachable',
+  transient: 'ProviderTransient',
+} as const;

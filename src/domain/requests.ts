@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { isExpiryCurrent, passesLuhn } from './card';
+import { isValidAmount } from './money';
+
+/** Rules of the merchant API that depend on configuration or the clock. */
+export interface RequestRules {
+  /** Mobile-money channel codes whose wallet provider needs a voucher code. */
+  voucherChannels: readonly number[];
+  now: () => Date;
+}
+
+const reference = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 characters of letters, digits, ".", "_" or "-"');
+const amount = z.number().refine(isValidAmount, 'must be a positive amount with at most two decimals');
+const channel = z.number().int().positive().max(999_999);
+const personName = z.string().trim().min(1).max(100);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+
+const mobileMoneyDebit = z.strictObject({
+  type: z.literal('mobile_money_debit'),
+  reference,
+  amount,
+  channel,
+  phone_number: z.string().regex(/^[1-9]\d{7,14}$/, 'must be 8–15 digits in international format, without a plus'),
+  name: personName,
+  voucher_code: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be 1–64 letters, digits or "-"')
+    .optional(),
+});
+
+const cardPayment = z.strictObject({
+  type: z.literal('card_payment'),
+  reference,
+  amount,
+  channel,
+  first_name: personName,
+  last_name: personName,
+  email: z.email({ error: 'must be an e-mail address' }).max(254),
+  phone_number: z.string().regex(/^\+[1-9]\d{7,14}$/, 'must be a plus followed by 8–15 digits'),
+  card_number: z
+    .string()
+    .regex(/^\d{12,19}$/, 'must be 12–19 digits')
+    .refine(passesLuhn, 'is not a valid card number (Luhn check)'),
+  card_cvv: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
+  expiry_month: z.string().regex(/^(0[1-9]|1[0-2])$/, 'must be 01–12'),
+  expiry_year: z.string().regex(/^20\d{2}$/, 'must be a four-digit year'),
+  return_url: httpUrl,
+});
+
+const bankCredit = z.strictObject({
+  type: z.literal('bank_credit'),
+  reference,
+  amount,
+  customer_name: personName,
+  bank_code: z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),
+  account_number: z.string().regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4–34 letters or digits'),
+  description: z.string().trim().max(140).optional(),
+});
+
+/** The zod schema of `POST /v1/payments`, with the rules that need configuration and the clock. */
+export function paymentRequestSchema(rules: RequestRules) {
+  return z.discriminatedUnion('type', [mobileMoneyDebit, cardPayment, bankCredit]).superRefine((req, ctx) => {
+    if (req.type === 'card_payment' && !isExpiryCurrent(req.expiry_month, req.expiry_year, rules.now())) {
+      ctx.addIssue({ code: 'custom', path: ['expiry_year'], message: 'the card has expired' });
+    }
+    if (req.type === 'mobile_money_debit' && rules.voucherChannels.includes(req.channel) && !req.voucher_code) {
+      ctx.addIssue({ code: 'custom', path: ['voucher_code'], message: `is required for channel ${req.channel}` });
+    }
+  });
+}
+
+export type MobileMoneyDebitRequest = z.infer<typeof mobileMoneyDebit>;
+export type CardPaymentRequest = z.infer<typeof cardPayment>;
+export type BankCreditRequest = z.infer<typeof bankCredit>;
+export type PaymentRequest = MobileMoneyDebitRequest | CardPaymentRequest | BankCreditRequest;
+export type PaymentType = PaymentRequest['type'];
+export const PAYMENT_TYPES = ['mobile_money_debit', 'card_payment', 'bank_credit'] as const satisfies readonly PaymentType[];

@@ -1,0 +1,59 @@
+import formbody from '@fastify/formbody';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { RequestRules } from '../domain/requests';
+import type { Payments } from '../temporal/payments';
+import type { ApiKeys } from './auth';
+import { registerCallbackRoutes } from './callback-routes';
+import type { CallbackTokens } from './callback-token';
+import { ApiError, envelope, errorHandler } from './errors';
+import { registerPaymentRoutes } from './payment-routes';
+
+export interface AppDeps {
+  payments: Payments;
+  keys: ApiKeys;
+  tokens: CallbackTokens;
+  rules: RequestRules;
+  logger: FastifyServerOptions['logger'];
+}
+
+const BODY_LIMIT = 64 * 1024;
+
+/** Builds the HTTP server: merchant API, provider callbacks, health. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    logger: deps.logger,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: 'x-request-id',
+    disableRequestLogging: false,
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
+  });
+  app.get('/healthz', () => ({ status: 'ok' }));
+  registerPaymentRoutes(app, deps);
+  // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
+  void app.register(async (scope) => {
+    await scope.register(formbody);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    registerCallbackRoutes(scope, deps);
+  });
+  return app;
+}
+
+/** Logger options shared by the processes: secrets and callback tokens never reach a log line. */
+export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    serializers: {
+      req: (req: { method: string; url: string; id: string }) => ({
+        method: req.method,
+        url: req.url.replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]'),
+        id: req.id,
+      }),
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
+  };
+}

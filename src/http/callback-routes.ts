@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseCallback } from '../provider';
+import type { Payments } from '../temporal/payments';
+import type { CallbackTokens } from './callback-token';
+import { ApiError } from './errors';
+
+export interface CallbackRouteDeps {
+  payments: Payments;
+  tokens: CallbackTokens;
+}
+
+interface CallbackParams {
+  paymentId: string;
+  token: string;
+}
+
+/** Provider callbacks, in whatever encoding they come, turned into signals to the payment's workflow. */
+export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens }: CallbackRouteDeps): void {
+  const handler = async (request: FastifyRequest<{ Params: CallbackParams }>) => {
+    const { paymentId, token } = request.params;
+    if (!tokens.verify(paymentId, token)) throw unknownPayment();
+    const callback = parseCallback(callbackFields(request));
+    if (!callback) throw new ApiError(400, 'unparseable_callback', 'no transaction status found in the callback');
+    const outcome = await payments.deliverCallback(paymentId, callback);
+    if (outcome === 'unknown') throw unknownPayment();
+    const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
+    if (outcome === 'closed') request.log.warn(log, 'callback for a payment whose workflow has closed; not recorded');
+    else request.log.info(log, 'callback accepted');
+    return { received: true };
+  };
+  app.post('/v1/callbacks/:paymentId/:token', handler);
+  app.get('/v1/callbacks/:paymentId/:token', handler);
+}
+
+function unknownPayment(): ApiError {
+  return new ApiError(404, 'not_found', 'unknown payment');
+}
+
+function callbackFields(request: FastifyRequest): Record<string, unknown> {
+  const query = isRecord(request.query) ? request.query : {};
+  return { ...query, ...bodyFields(request.body) };
+}
+
+function bodyFields(body: unknown): Record<string, unknown> {
+  if (isRecord(body)) return body;
+  if (typeof body !== 'string' || body.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (isRecord(parsed)) return parsed;
+  } catch {
+    // not JSON: try a form encoding below
+  }
+  return Object.fromEntries(new URLSearchParams(body));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,65 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { PaymentError } from '../temporal/payments';
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** An error the API answers with its own status and the product's error envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly fields: FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A 400 naming every bad field of a zod validation failure. */
+export function validationError(error: z.ZodError, message = 'the request is invalid'): ApiError {
+  const fields = error.issues.flatMap((issue): FieldError[] => {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: path ? `${path}.${key}` : key, message: 'is not a known field' }));
+    }
+    return [{ path: path || '(body)', message: issue.message }];
+  });
+  return new ApiError(400, 'invalid_request', message, fields);
+}
+
+const FASTIFY_ERRORS: Record<string, [number, string, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'the body is larger than allowed'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'send application/json'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'the JSON body is empty'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json', 'the body is not valid JSON'],
+};
+
+/** Maps every error to the product's envelope `{"error":{"code","message","fields"}}`; never leaks internals. */
+export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  let apiError: ApiError;
+  if (err instanceof ApiError) {
+    apiError = err;
+  } else if (err instanceof PaymentError) {
+    const status = { not_found: 404, conflict: 409, unavailable: 503 }[err.kind];
+    apiError = new ApiError(status, err.kind, err.message);
+  } else {
+    const known = 'code' in err && typeof err.code === 'string' ? FASTIFY_ERRORS[err.code] : undefined;
+    const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (known) apiError = new ApiError(...known);
+    else if (status >= 400 && status < 500) apiError = new ApiError(status, 'bad_request', 'the request is malformed');
+    else {
+      request.log.error({ err }, 'unhandled error');
+      apiError = new ApiError(500, 'internal', 'something went wrong; the request can be retried');
+    }
+  }
+  void reply.status(apiError.statusCode).send(envelope(apiError));
+}
+
+/** The JSON body of an error answer. */
+export function envelope(error: ApiError): { error: { code: string; message: string; fields: FieldError[] } } {
+  return { error: { code: error.code, message: error.message, fields: error.fields } };
+}

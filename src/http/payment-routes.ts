@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { PAYMENT_STATUSES } from '../domain/payment';
+import { PAYMENT_TYPES, paymentRequestSchema } from '../domain/requests';
+import type { RequestRules } from '../domain/requests';
+import { PaymentError } from '../temporal/payments';
+import type { Payments } from '../temporal/payments';
+import type { ApiKeys, Caller } from './auth';
+import { ApiError, validationError } from './errors';
+
+export interface PaymentRouteDeps {
+  payments: Payments;
+  keys: ApiKeys;
+  rules: RequestRules;
+}
+
+const listQuery = z.strictObject({
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  type: z.enum(PAYMENT_TYPES).optional(),
+  reference: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+const resolveBody = z.strictObject({
+  outcome: z.enum(['succeeded', 'failed']),
+  note: z.string().trim().min(1, 'is required').max(500),
+});
+
+const idParams = z.object({ id: z.string().min(1).max(200) });
+
+/** The merchant API: create, read and list payments; operators resolve the ones in review. */
+export function registerPaymentRoutes(app: FastifyInstance, { payments, keys, rules }: PaymentRouteDeps): void {
+  const requestSchema = paymentRequestSchema(rules);
+
+  app.post('/v1/payments', async (request, reply) => {
+    const merchantId = asMerchant(keys.authenticate(request));
+    const parsed = requestSchema.safeParse(request.body);
+    if (!parsed.success) throw validationError(parsed.error);
+    const { created, payment } = await payments.create(merchantId, parsed.data);
+    request.log.info({ paymentId: payment.id, created, status: payment.status }, 'payment requested');
+    return reply.status(created ? 201 : 200).send(payment);
+  });
+
+  app.get('/v1/payments', async (request) => {
+    const caller = keys.authenticate(request);
+    const query = listQuery.safeParse(request.query);
+    if (!query.success) throw validationError(query.error, 'the filter is invalid');
+    const merchantId = caller.role === 'merchant' ? caller.merchantId : undefined;
+    return { data: await payments.list({ ...query.data, merchantId }) };
+  });
+
+  app.get('/v1/payments/:id', async (request) => {
+    const caller = keys.authenticate(request);
+    const { id } = idParams.parse(request.params);
+    assertVisible(caller, id);
+    return payments.get(id);
+  });
+
+  app.post('/v1/payments/:id/resolve', async (request) => {
+    const caller = keys.authenticate(request);
+    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can resolve payments');
+    const { id } = idParams.parse(request.params);
+    const body = resolveBody.safeParse(request.body);
+    if (!body.success) throw validationError(body.error);
+    const payment = await payments.resolve(id, { ...body.data, operator: 'api' });
+    request.log.info({ paymentId: id, outcome: body.data.outcome }, 'payment resolved by an operator');
+    return payment;
+  });
+}
+
+function asMerchant(caller: Caller): string {
+  if (caller.role !== 'merchant') throw new ApiError(403, 'forbidden', 'payments are created with a merchant key');
+  return caller.merchantId;
+}
+
+function assertVisible(caller: Caller, paymentId: string): void {
+  if (caller.role === 'merchant' && !paymentId.startsWith(`payment-${caller.merchantId}-`)) {
+    throw new PaymentError('not_found', `no payment ${paymentId}`);
+  }
+}

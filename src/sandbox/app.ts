@@ -1,0 +1,120 @@
+import type { AddressInfo } from 'node:net';
+import { timingSafeEqual } from 'node:crypto';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyError } from 'fastify';
+import type { SandboxContext } from './context';
+import { codeForStatus, errorBody, UNAUTHENTICATED } from './errors';
+import { Lifecycle } from './lifecycle';
+import { BANK_CREDIT_PATH, CARD_PATH, MOBILE_MONEY_PATH, registerProviderRoutes } from './provider-routes';
+import { redactBody, RequestLog } from './request-log';
+import { registerSandboxRoutes } from './sandbox-routes';
+import { TransactionStore } from './store';
+import { Timers } from './timers';
+
+export interface SandboxOptions {
+  /** Bearer token it accepts. */
+  token: string;
+  /** Wait before a callback (and before auto3ds settles 3-D Secure). */
+  callbackDelayMs: number;
+  /** Settle 3-D Secure without a browser after callbackDelayMs. */
+  auto3ds?: 'approve' | 'decline';
+  /** Scenario 55 answers after this. */
+  slowResponseMs: number;
+  /** Base for threeds_url; defaults to the listening URL. */
+  publicUrl?: string;
+  /** JSON file keeping transactions and undelivered callbacks across restarts. */
+  dataFile?: string;
+  /** Defaults to 127.0.0.1. */
+  host?: string;
+  /** Defaults to 4010; 0 picks a free port. */
+  port?: number;
+  /** Fastify's request logger; bodies (card data) are never logged. */
+  logger?: boolean;
+}
+
+export interface Sandbox {
+  /** Where it listens, e.g. `http://127.0.0.1:4010`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const INITIATION_PATHS = new Set([MOBILE_MONEY_PATH, CARD_PATH, BANK_CREDIT_PATH]);
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+  if (presented === undefined) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function listeningUrl(address: AddressInfo): string {
+  const host = ['0.0.0.0', '::'].includes(address.address) ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+/** Starts the sandbox provider and resolves once it listens. */
+export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const app = Fastify({ logger: options.logger ?? false });
+  const timers = new Timers((error) => app.log.error(error, 'sandbox background task failed'));
+  const store = new TransactionStore(options.dataFile);
+  const requests = new RequestLog();
+  const lifecycle = new Lifecycle(store, timers, options.callbackDelayMs, options.auto3ds);
+  let url = '';
+  const context: SandboxContext = {
+    store,
+    requests,
+    lifecycle,
+    timers,
+    slowResponseMs: options.slowResponseMs,
+    publicUrl: () => (options.publicUrl ?? url).replace(/\/+$/, ''),
+  };
+
+  await app.register(formbody);
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.method === 'POST' && INITIATION_PATHS.has(request.routeOptions.url ?? '')) {
+      requests.record(request, request.method, request.url, request.headers['content-type']);
+    }
+    done();
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/api/')) return undefined;
+    if (bearerMatches(request.headers.authorization, options.token)) return undefined;
+    return reply.code(401).send(UNAUTHENTICATED);
+  });
+  app.addHook('preHandler', (request, _reply, done) => {
+    const entry = requests.entryFor(request);
+    if (entry) entry.body = redactBody(request.body);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const entry = requests.entryFor(request);
+    if (entry) entry.response_status = reply.statusCode;
+    done();
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status =
+      error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error(error);
+    const message = status === 500 ? 'Internal server error' : error.message;
+    return reply.code(status).send(errorBody(codeForStatus(status), message));
+  });
+
+  registerProviderRoutes(app, context);
+  registerSandboxRoutes(app, context);
+
+  await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4010 });
+  url = listeningUrl(app.server.address() as AddressInfo);
+  lifecycle.resume();
+
+  return {
+    url,
+    close: async () => {
+      timers.close();
+      store.save();
+      await app.close();
+    },
+  };
+}

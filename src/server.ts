@@ -1,0 +1,69 @@
+import { loadConfigOrExit, serverSchema } from './config';
+import type { ServerConfig } from './config';
+import type { PaymentTiming } from './domain/payment';
+import type { PaymentType } from './domain/requests';
+import { buildApp, loggerOptions } from './http/app';
+import { ApiKeys } from './http/auth';
+import { CallbackTokens } from './http/callback-token';
+import { connectClient } from './temporal/client';
+import { Payments } from './temporal/payments';
+
+/** Per-type callback waits and reconciliation window, from configuration. */
+export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
+  const callbackTimeout = {
+    mobile_money_debit: config.CALLBACK_TIMEOUT_MOBILE_MONEY,
+    card_payment: config.CALLBACK_TIMEOUT_CARD,
+    bank_credit: config.CALLBACK_TIMEOUT_BANK_CREDIT,
+  };
+  return (type) => ({
+    callbackTimeoutMs: callbackTimeout[type],
+    reconcileForMs: config.RECONCILE_FOR,
+    reconcileIntervalMs: config.RECONCILE_INTERVAL,
+    lateCallbackWindowMs: config.LATE_CALLBACK_WINDOW,
+  });
+}
+
+/** Starts the HTTP server on the configured port; resolves once it listens. */
+export async function startServer(config: ServerConfig) {
+  const client = await connectClient(config);
+  const tokens = new CallbackTokens(config.CALLBACK_SECRET);
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const payments = new Payments(client, {
+    taskQueue: config.TASK_QUEUE,
+    fingerprintSecret: config.CALLBACK_SECRET,
+    timingFor: timingFor(config),
+    callbackUrlFor: (id) => `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`,
+    initiationWaitMs: config.INITIATION_WAIT,
+  });
+  const app = buildApp({
+    payments,
+    tokens,
+    keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
+    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
+    logger: loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY),
+  });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  return {
+    app,
+    payments,
+    close: async () => {
+      await app.close();
+      await client.connection.close();
+    },
+  };
+}
+
+if (require.main === module) {
+  const config = loadConfigOrExit(serverSchema, 'server');
+  startServer(config).then(
+    (server) => {
+      const stop = () => void server.close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    },
+    (err: unknown) => {
+      process.stderr.write(`server: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfigOrExit, startSchema } from './config';
+import { startDevServer } from './temporal/dev-server';
+import type { DevServer } from './temporal/dev-server';
+
+// The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
+
+interface LocalSecrets {
+  merchantKey: string;
+  operatorKey: string;
+  callbackSecret: string;
+}
+
+const SANDBOX_TOKEN = 'sandbox-token';
+
+function log(message: string): void {
+  process.stdout.write(`[start] ${message}\n`);
+}
+
+/** Secrets generated on the first start and kept in DATA_DIR, so keys and callback URLs survive restarts. */
+function localSecrets(dataDir: string): LocalSecrets {
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
+  const secrets: LocalSecrets = {
+    merchantKey: `mk_${randomBytes(24).toString('base64url')}`,
+    operatorKey: `ok_${randomBytes(24).toString('base64url')}`,
+    callbackSecret: randomBytes(32).toString('base64url'),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+async function waitForHttp(url: string, child: ChildProcess, name: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(url);
+      if (response.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${name} did not answer on ${url} within 60s`);
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(startSchema, 'start');
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = localSecrets(dataDir);
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_PRETTY: process.env.LOG_PRETTY ?? 'true' };
+  const generated: string[] = [];
+  if (!env.MERCHANT_API_KEYS) {
+    env.MERCHANT_API_KEYS = `demo:${secrets.merchantKey}`;
+    generated.push(`merchant key (merchant "demo"): ${secrets.merchantKey}`);
+  }
+  if (!env.OPERATOR_API_KEYS) {
+    env.OPERATOR_API_KEYS = secrets.operatorKey;
+    generated.push(`operator key: ${secrets.operatorKey}`);
+  }
+  env.CALLBACK_SECRET ??= secrets.callbackSecret;
+
+  const children: { name: string; child: ChildProcess }[] = [];
+  let devServer: DevServer | undefined;
+  let stopping = false;
+  const stopAll = async (code: number): Promise<never> => {
+    if (stopping) return new Promise<never>(() => undefined);
+    stopping = true;
+    log('stopping…');
+    for (const { child } of [...children].reverse()) {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    }
+    await Promise.all(
+      children.map(({ child }) =>
+        child.exitCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve(),
+      ),
+    );
+    await devServer?.stop();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+
+  const launch = (name: string, script: string, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, script)], {
+      env: { ...env, ...extraEnv },
+      stdio: 'inherit',
+    });
+    child.once('exit', (code) => {
+      if (!stopping) {
+        log(`${name} exited unexpectedly (code ${code}); stopping everything`);
+        void stopAll(1);
+      }
+    });
+    children.push({ name, child });
+    return child;
+  };
+
+  try {
+    if (!config.TEMPORAL_ADDRESS) {
+      log(`starting the Temporal dev server (data in ${join(dataDir, 'temporal.db')})…`);
+      devServer = await startDevServer({
+        port: config.TEMPORAL_PORT,
+        uiPort: config.TEMPORAL_UI_PORT,
+        namespace: config.TEMPORAL_NAMESPACE,
+        dbFile: join(dataDir, 'temporal.db'),
+        log: (line) => process.stderr.write(line),
+      });
+      env.TEMPORAL_ADDRESS = devServer.address;
+    }
+    if (!config.PROVIDER_BASE_URL) {
+      const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
+      const sandbox = launch('sandbox', 'sandbox/main.ts', {
+        SANDBOX_PORT: String(config.SANDBOX_PORT),
+        SANDBOX_TOKEN,
+        SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
+      });
+      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox');
+      Object.assign(env, {
+        PROVIDER_BASE_URL: sandboxUrl,
+        PROVIDER_TOKEN: env.PROVIDER_TOKEN ?? SANDBOX_TOKEN,
+        PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
+        PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
+      });
+    }
+    launch('worker', 'worker.ts');
+    const server = launch('server', 'server.ts');
+    await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
+  } catch (err) {
+    log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+    await stopAll(1);
+  }
+
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const lines = [
+    '',
+    'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
+    `  merchant API     ${publicBaseUrl}/v1/payments`,
+    devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${env.TEMPORAL_ADDRESS}`,
+    config.PROVIDER_BASE_URL ? `  provider         ${config.PROVIDER_BASE_URL}` : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
+    ...generated.map((line) => `  ${line}`),
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+void main();

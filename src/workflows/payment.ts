@@ -1,0 +1,125 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { PaymentActivities } from '../activities/payment-activities';
+import { formatDuration } from '../domain/duration';
+import { FailureTypes } from '../domain/payment';
+import type { Failure, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
+import { callbackSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import { PaymentState } from './payment-state';
+
+// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
+// which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
+const { initiatePayment } = proxyActivities<PaymentActivities>({
+  startToCloseTimeout: '2m',
+  retry: { maximumAttempts: 1 },
+});
+
+// Status queries only read, so Temporal may retry them.
+const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
+
+const ACTIVITY_SUMMARY = {
+  mobile_money_debit: 'initiate mobile-money debit',
+  card_payment: 'initiate card payment',
+  bank_credit: 'initiate bank credit',
+} as const;
+
+/** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
+export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
+  const state = new PaymentState(input, publishStatus);
+  setHandler(paymentQuery, () => state.resource);
+  setHandler(callbackSignal, (callback) => state.callback(callback, new Date()));
+  setHandler(
+    resolveUpdate,
+    (resolution) => {
+      state.resolve(resolution, new Date());
+      return state.resource;
+    },
+    {
+      validator: (_resolution: ResolveInput) => {
+        const refusal = state.resolveRefusal();
+        if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotResolvable');
+      },
+    },
+  );
+
+  await initiate(state, input);
+  const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
+  const callbackWait = { summary: `wait for callback (${formatDuration(callbackTimeoutMs)})` };
+  if (!state.terminal && !(await condition(() => state.terminal, callbackTimeoutMs, callbackWait))) {
+    state.timedOut(callbackTimeoutMs, new Date());
+    await reconcile(state, input);
+  }
+  if (!state.terminal) {
+    state.needsReview('reconciliation could not settle the payment', new Date());
+    await condition(() => state.terminal);
+  }
+  // The first outcome is final, but a provider may still call back; stay a while to record what it says.
+  if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
+  await condition(allHandlersFinished);
+  return state.resource;
+}
+
+function publishStatus(status: PaymentStatus): void {
+  upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
+  setCurrentDetails(`status: ${status}`);
+}
+
+async function initiate(state: PaymentState, input: PaymentInput): Promise<void> {
+  try {
+    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [
+      { paymentId: input.paymentId, request: input.request, callbackUrl: input.callbackUrl },
+    ]);
+    state.initiated(ack, new Date());
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
+    const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+    if (type === FailureTypes.rejected && failure) {
+      state.initiationRejected(failure, new Date());
+    } else if (type === FailureTypes.unreachable) {
+      state.initiationRejected({ code: 'provider_unreachable', message: cause?.message ?? 'unreachable' }, new Date());
+    } else {
+      state.initiationUnknown(cause?.message ?? (err instanceof Error ? err.message : 'unknown'), new Date());
+    }
+  }
+}
+
+async function reconcile(state: PaymentState, input: PaymentInput): Promise<void> {
+  const deadline = Date.now() + input.timing.reconcileForMs;
+  let interval = input.timing.reconcileIntervalMs;
+  for (let attempt = 1; !state.terminal; attempt++) {
+    try {
+      const check = await checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}` }, [
+        { paymentId: input.paymentId, type: input.request.type, transactionId: state.resource.provider.transaction_id },
+      ]);
+      if (check === null) {
+        // No status query fits this payment: only a callback can still settle it.
+        await condition(() => state.terminal, Math.max(deadline - Date.now(), 1), { summary: 'wait for callback' });
+        return;
+      }
+      state.statusChecked(attempt, check, new Date());
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, new Date());
+    }
+    const remaining = deadline - Date.now();
+    if (state.terminal || remaining <= 0) return;
+    const wait = Math.min(interval, remaining);
+    await condition(() => state.terminal, wait, { summary: `wait ${formatDuration(wait)} before status check ${attempt + 1}` });
+    interval = Math.min(interval * 2, MAX_RECONCILE_INTERVAL_MS);
+  }
+}

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
+import type { PaymentResource } from '../src/domain/payment';
+import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
+import type { Stack } from './support/stack';
+import { paymentRequest, uniqueReference } from './support/requests';
+
+interface ErrorBody {
+  error: { code: string; message: string; fields: { path: string; message: string }[] };
+}
+interface SandboxRequest {
+  body: Record<string, unknown>;
+}
+
+describe('merchant API', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ sandbox: { auto3ds: undefined } });
+  });
+  after(() => stack?.close());
+
+  const upstreamRequests = async (payment: PaymentResource) => {
+    const requests = await stack.sandboxGet<SandboxRequest[]>('/sandbox/requests');
+    return requests.filter((r) => String(r.body.callback_url ?? '').includes(encodeURIComponent(payment.id)));
+  };
+
+  it('the same reference and body again: 200 with the same payment, nothing re-sent upstream', async () => {
+    const body = paymentRequest('mobile_money_debit', '00');
+    const first = await stack.api('POST', '/v1/payments', body);
+    assert.equal(first.status, 201);
+    const second = await stack.api('POST', '/v1/payments', body);
+    assert.equal(second.status, 200);
+    assert.equal(second.body.id, first.body.id);
+    await stack.waitForStatus(first.body.id, ['succeeded']);
+    const third = await stack.api('POST', '/v1/payments', body);
+    assert.equal(third.status, 200);
+    assert.equal(third.body.status, 'succeeded');
+    assert.equal((await upstreamRequests(first.body)).length, 1);
+  });
+
+  it('the same reference with a different body: 409', async () => {
+    const body = paymentRequest('bank_credit', '00');
+    assert.equal((await stack.api('POST', '/v1/payments', body)).status, 201);
+    const conflict = await stack.api<ErrorBody>('POST', '/v1/payments', { ...body, amount: 251 });
+    assert.equal(conflict.status, 409);
+    assert.equal(conflict.body.error.code, 'conflict');
+  });
+
+  it('20 concurrent duplicates: one workflow, one upstream call', async () => {
+    const body = paymentRequest('mobile_money_debit', '00', uniqueReference('concurrent'));
+    const responses = await Promise.all(Array.from({ length: 20 }, () => stack.api('POST', '/v1/payments', body)));
+    const statuses = responses.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, ...Array<number>(18).fill(200), 201].sort());
+    assert.equal(new Set(responses.map((r) => r.body.id)).size, 1);
+    const payment = await stack.waitForStatus(responses[0]!.body.id, ['succeeded']);
+    assert.equal((await upstreamRequests(payment)).length, 1);
+  });
+
+  it('invalid input: 400 naming every bad field', async () => {
+    const response = await stack.api<ErrorBody>('POST', '/v1/payments', {
+      type: 'card_payment',
+      reference: 'bad ref!',
+      amount: 10.005,
+      channel: 1,
+      first_name: '',
+      last_name: 'Mensah',
+      email: 'not-an-email',
+      phone_number: '233241234567',
+      card_number: '4111111111111112',
+      card_cvv: '12',
+      expiry_month: '13',
+      expiry_year: '2030',
+      return_url: 'javascript:alert(1)',
+      extra: 'x',
+    });
+    assert.equal(response.status, 400);
+    const paths = response.body.error.fields.map((f) => f.path).sort();
+    assert.deepEqual(paths, [
+      'amount',
+      'card_cvv',
+      'card_number',
+      'email',
+      'expiry_month',
+      'extra',
+      'first_name',
+      'phone_number',
+      'reference',
+      'return_url',
+    ]);
+    const unknownType = await stack.api<ErrorBody>('POST', '/v1/payments', { type: 'cash' });
+    assert.equal(unknownType.status, 400);
+    assert.deepEqual(
+      unknownType.body.error.fields.map((f) => f.path),
+      ['type'],
+    );
+  });
+
+  it('missing or wrong key: 401; an operator key cannot create payments', async () => {
+    const body = paymentRequest('mobile_money_debit', '00');
+    const missing = await stack.api<ErrorBody>('POST', '/v1/payments', body, null);
+    assert.equal(missing.status, 401);
+    assert.equal(missing.body.error.code, 'unauthorized');
+    assert.equal((await stack.api('POST', '/v1/payments', body, 'mk_wrong_0123456789abcdef')).status, 401);
+    assert.equal((await stack.api('GET', '/v1/payments', undefined, null)).status, 401);
+    assert.equal((await stack.api('POST', '/v1/payments', body, OPERATOR_KEY)).status, 403);
+  });
+
+  it("a merchant never sees another merchant's payment", async () => {
+    const created = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '00'));
+    const path = `/v1/payments/${encodeURIComponent(created.body.id)}`;
+    assert.equal((await stack.api('GET', path, undefined, OTHER_MERCHANT_KEY)).status, 404);
+    assert.equal((await stack.api('GET', path)).status, 200);
+  });
+
+  it('a forged callback is refused with 404 and changes nothing', async () => {
+    const created = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
+    const id = encodeURIComponent(created.body.id);
+    const forged = await request(`${stack.baseUrl}/v1/callbacks/${id}/forged-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transaction_id: '1', status: '1', message: 'ok' }),
+    });
+    assert.equal(forged.statusCode, 404);
+    await forged.body.dump();
+    const unknown = await request(`${stack.baseUrl}/v1/callbacks/payment-acme-nope/forged-token?status=1`);
+    assert.equal(unknown.statusCode, 404);
+    await unknown.body.dump();
+    const payment = (await stack.api('GET', `/v1/payments/${id}`)).body;
+    assert.ok(['pending', 'initiating'].includes(payment.status));
+    assert.ok(!payment.events.some((e) => e.type.startsWith('callback')));
+  });
+
+  it('callbacks are accepted as JSON, form and query string; garbage is a 400', async () => {
+    const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '33'));
+    const pending = await stack.waitForStatus(created.body.id, ['pending']);
+    const ledger = await stack.sandboxGet<{ callback_url?: string }[]>('/sandbox/transactions');
+    const callbackUrl = ledger.find((t) => t.callback_url?.includes(encodeURIComponent(pending.id)))?.callback_url;
+    assert.ok(callbackUrl);
+    const garbage = await request(callbackUrl, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    assert.equal(garbage.statusCode, 400);
+    await garbage.body.dump();
+    const form = await request(callbackUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'status=2&message=still+pending',
+    });
+    assert.equal(form.statusCode, 200);
+    await form.body.dump();
+    const viaGet = await request(`${callbackUrl}?status=1&message=paid&amount=250`);
+    assert.equal(viaGet.statusCode, 200);
+    await viaGet.body.dump();
+    const payment = await stack.waitForStatus(pending.id, ['succeeded']);
+    assert.ok(payment.events.some((e) => e.type === 'callback_received' && e.outcome === 'pending'));
+  });
+
+  it('3-D Secure: the payer approves on the redirect page and the payment completes', async () => {
+    const created = await stack.api('POST', '/v1/payments', paymentRequest('card_payment', '00'));
+    assert.equal(created.status, 201);
+    const url = created.body.next_action?.url;
+    assert.ok(url, JSON.stringify(created.body));
+    const page = await request(url);
+    const html = await page.body.text();
+    assert.equal(page.statusCode, 200);
+    assert.match(html, /Approve/);
+    const action = /action="([^"]*approve[^"]*)"/i.exec(html)?.[1];
+    assert.ok(action, 'the page has an approve form');
+    const approve = await request(new URL(action, url).toString(), { method: 'POST' });
+    assert.equal(approve.statusCode, 303);
+    assert.equal(approve.headers.location, 'https://merchant.example/return');
+    await approve.body.dump();
+    const payment = await stack.waitForStatus(created.body.id, ['succeeded']);
+    assert.equal(payment.card?.last4, '1111');
+  });
+
+  it('lists payments filtered by status and type', async () => {
+    const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '11'));
+    await stack.waitForStatus(created.body.id, ['failed']);
+    const deadline = Date.now() + 10_000;
+    let ids: string[] = [];
+    while (Date.now() < deadline) {
+      const list = await stack.api<{ data: { id: string; status: string; type: string }[] }>(
+        'GET',
+        '/v1/payments?status=failed&type=bank_credit&limit=50',
+      );
+      assert.equal(list.status, 200);
+      assert.ok(list.body.data.every((p) => p.status === 'failed' && p.type === 'bank_credit'));
+      ids = list.body.data.map((p) => p.id);
+      if (ids.includes(created.body.id)) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(ids.includes(created.body.id));
+    const bad = await stack.api<ErrorBody>('GET', '/v1/payments?status=lost&limit=0');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.error.fields.map((f) => f.path).sort(), ['limit', 'status']);
+  });
+});

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
+import { PAYMENT_TYPES } from '../src/domain/requests';
+import type { PaymentType } from '../src/domain/requests';
+import { OPERATOR_KEY, startStack } from './support/stack';
+import type { Stack } from './support/stack';
+import { paymentRequest } from './support/requests';
+
+interface SandboxTransaction {
+  callback_url?: string;
+}
+interface SandboxRequest {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+const FINAL: PaymentStatus[] = ['succeeded', 'failed', 'needs_review'];
+const eventTypes = (p: PaymentResource) => p.events.map((e) => e.type);
+
+describe('every sandbox scenario, for every payment type, on a real Temporal', () => {
+  let stack: Stack;
+  const created = new Map<string, { type: PaymentType; scenario: string; first: PaymentResource }>();
+  const settled = new Map<string, PaymentResource>();
+  const key = (type: PaymentType, scenario: string) => `${type}/${scenario}`;
+
+  before(async () => {
+    stack = await startStack();
+    const scenarios = ['00', '11', '22', '33', '44', '55', '66', '77', '88', '99'];
+    await Promise.all(
+      PAYMENT_TYPES.flatMap((type) =>
+        scenarios.map(async (scenario) => {
+          const response = await stack.api('POST', '/v1/payments', paymentRequest(type, scenario));
+          assert.equal(response.status, 201, JSON.stringify(response.body));
+          created.set(key(type, scenario), { type, scenario, first: response.body });
+        }),
+      ),
+    );
+    await Promise.all(
+      [...created.entries()].map(async ([k, { first }]) => {
+        settled.set(k, await stack.waitForStatus(first.id, FINAL, 45_000));
+      }),
+    );
+  });
+  after(() => stack?.close());
+
+  const settledOf = (type: PaymentType, scenario: string) => {
+    const payment = settled.get(key(type, scenario));
+    assert.ok(payment, `no payment for ${type}/${scenario}`);
+    return payment;
+  };
+
+  const requestsFor = async (payment: PaymentResource) => {
+    const requests = await stack.sandboxGet<SandboxRequest[]>('/sandbox/requests');
+    return requests.filter((r) => String(r.body.callback_url ?? '').includes(encodeURIComponent(payment.id)));
+  };
+
+  for (const type of PAYMENT_TYPES) {
+    describe(type, () => {
+      it('default: succeeds on the callback', () => {
+        const payment = settledOf(type, '00');
+        assert.equal(payment.status, 'succeeded');
+        assert.ok(eventTypes(payment).includes('callback_received'));
+        assert.ok(payment.provider.transaction_id);
+        assert.equal(payment.failure, null);
+      });
+
+      it('11: fails on the failure callback', () => {
+        const payment = settledOf(type, '11');
+        assert.equal(payment.status, 'failed');
+        assert.equal(payment.failure?.code, 'provider_declined');
+      });
+
+      it('22: succeeds through reconciliation', () => {
+        const payment = settledOf(type, '22');
+        assert.equal(payment.status, 'succeeded');
+        const events = eventTypes(payment);
+        assert.ok(events.includes('timed_out'), events.join());
+        assert.ok(events.includes('status_checked'), events.join());
+        assert.ok(!events.includes('callback_received'));
+      });
+
+      it('33: goes to review, then an operator resolves it', async () => {
+        const payment = settledOf(type, '33');
+        assert.equal(payment.status, 'needs_review');
+        assert.ok(eventTypes(payment).filter((e) => e === 'status_checked').length >= 2);
+        const path = `/v1/payments/${encodeURIComponent(payment.id)}/resolve`;
+        const byMerchant = await stack.api('POST', path, { outcome: 'failed', note: 'nope' });
+        assert.equal(byMerchant.status, 403);
+        const resolved = await stack.api('POST', path, { outcome: 'failed', note: 'customer confirmed no debit' }, OPERATOR_KEY);
+        assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
+        assert.equal(resolved.body.status, 'failed');
+        assert.equal(resolved.body.failure?.code, 'operator_resolved');
+        const again = await stack.api('POST', path, { outcome: 'succeeded', note: 'second thoughts' }, OPERATOR_KEY);
+        assert.equal(again.status, 409);
+        assert.equal((await stack.waitForStatus(payment.id, ['failed'])).status, 'failed');
+      });
+
+      it('44: a 500 at initiation is never retried and never succeeds', async () => {
+        const payment = settledOf(type, '44');
+        assert.notEqual(payment.status, 'succeeded');
+        assert.equal(payment.status, 'needs_review');
+        assert.ok(eventTypes(payment).includes('initiation_unknown'));
+        assert.equal((await requestsFor(payment)).length, 1, 'exactly one initiation request upstream');
+      });
+
+      it('55: a slow answer still succeeds, with exactly one upstream transaction', async () => {
+        const payment = settledOf(type, '55');
+        assert.equal(payment.status, 'succeeded');
+        const ledger = await stack.sandboxGet<SandboxTransaction[]>('/sandbox/transactions');
+        const mine = ledger.filter((t) => String(t.callback_url ?? '').includes(encodeURIComponent(payment.id)));
+        assert.equal(mine.length, 1);
+        assert.equal((await requestsFor(payment)).length, 1);
+      });
+
+      it('66: repeated success callbacks change nothing', () => {
+        const payment = settledOf(type, '66');
+        assert.equal(payment.status, 'succeeded');
+        const events = eventTypes(payment);
+        assert.equal(events.filter((e) => e === 'succeeded').length, 1);
+        assert.ok(events.includes('callback_duplicate'), events.join());
+      });
+
+      it('77: success then failure: the first outcome wins, the contradiction is recorded', async () => {
+        const first = settledOf(type, '77');
+        assert.equal(first.status, 'succeeded');
+        const deadline = Date.now() + 10_000;
+        let payment = first;
+        while (!eventTypes(payment).includes('callback_contradicting') && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 200));
+          payment = (await stack.api('GET', `/v1/payments/${encodeURIComponent(first.id)}`)).body;
+        }
+        assert.equal(payment.status, 'succeeded');
+        assert.ok(eventTypes(payment).includes('callback_contradicting'), eventTypes(payment).join());
+      });
+
+      it("88: a 400 at initiation fails with the provider's reason", () => {
+        const payment = settledOf(type, '88');
+        assert.equal(payment.status, 'failed');
+        assert.ok(payment.failure?.message && payment.failure.message.length > 3, JSON.stringify(payment.failure));
+        assert.ok(eventTypes(payment).includes('initiation_rejected'));
+      });
+
+      it('99: a callback before the initiation answer still succeeds', () => {
+        const payment = settledOf(type, '99');
+        assert.equal(payment.status, 'succeeded');
+        assert.ok(eventTypes(payment).includes('initiated'));
+      });
+    });
+  }
+
+  it('card payments answer with the 3-D Secure redirect', () => {
+    const first = created.get(key('card_payment', '00'))?.first;
+    assert.equal(first?.next_action?.type, 'redirect');
+    assert.match(first?.next_action?.url ?? '', /\/sandbox\/3ds\//);
+    assert.equal(first?.card?.last4, '1111');
+    assert.ok(!JSON.stringify(first).includes('4111111111111111'));
+  });
+});

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment';
+import { PaymentState } from '../src/workflows/payment-state';
+import { paymentRequest } from './support/requests';
+
+const now = new Date('2026-11-21T10:00:00Z');
+const ack = { transactionId: '9', statusCode: '2', message: 'pending', redirectUrl: null };
+const callback = (state: ProviderCallback['state'], amount: number | null = null): ProviderCallback => ({
+  state,
+  transactionId: '9',
+  statusCode: state === 'succeeded' ? '1' : '0',
+  message: state,
+  amount,
+});
+
+function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_debit') {
+  const statuses: PaymentStatus[] = [];
+  const input: PaymentInput = {
+    paymentId: 'p1',
+    merchantId: 'acme',
+    request: paymentRequest(type, '00', 'r1'),
+    callbackUrl: 'http://x/cb',
+    createdAt: now.toISOString(),
+    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  };
+  return { state: new PaymentState(input, (s) => statuses.push(s)), statuses };
+}
+
+describe('payment state machine', () => {
+  it('initiating → pending → succeeded on a callback', () => {
+    const { state, statuses } = newState();
+    state.initiated(ack, now);
+    state.callback(callback('succeeded', 12.5), now);
+    assert.deepEqual(statuses, ['pending', 'succeeded']);
+    assert.equal(state.resource.provider.transaction_id, '9');
+  });
+
+  it('a callback before the initiation answer wins, and the answer still records the provider data', () => {
+    const { state } = newState('card_payment');
+    state.callback(callback('succeeded'), now);
+    state.initiated({ ...ack, redirectUrl: 'https://3ds' }, now);
+    assert.equal(state.status, 'succeeded');
+    assert.equal(state.resource.provider.status_code, '2');
+    assert.equal(state.resource.next_action, null);
+    assert.equal(state.resource.card?.last4, '1111');
+  });
+
+  it('the first terminal outcome wins; duplicates and contradictions are recorded', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    state.callback(callback('succeeded'), now);
+    state.callback(callback('succeeded'), now);
+    state.callback(callback('failed'), now);
+    assert.equal(state.status, 'succeeded');
+    const types = state.resource.events.map((e) => e.type);
+    assert.deepEqual(types, ['initiated', 'callback_received', 'succeeded', 'callback_duplicate', 'callback_contradicting']);
+  });
+
+  it('a callback for another amount does not settle the payment', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    state.callback(callback('succeeded', 1000), now);
+    assert.equal(state.status, 'pending');
+    assert.equal(state.resource.events.at(-1)?.type, 'callback_unrecognized');
+  });
+
+  it('a definite rejection fails the payment with the reason', () => {
+    const { state } = newState();
+    state.initiationRejected({ code: 'E400', message: 'Insufficient funds' }, now);
+    assert.equal(state.status, 'failed');
+    assert.deepEqual(state.resource.failure, { code: 'E400', message: 'Insufficient funds' });
+  });
+
+  it('only a payment in review can be resolved', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    assert.match(state.resolveRefusal() ?? '', /pending/);
+    state.timedOut(300_000, now);
+    state.statusChecked(1, { state: 'pending', transactionId: '9', statusCode: '2', message: null }, now);
+    state.needsReview('unsettled', now);
+    assert.equal(state.resolveRefusal(), undefined);
+    state.resolve({ outcome: 'failed', note: 'checked with provider' }, now);
+    assert.equal(state.status, 'failed');
+    assert.equal(state.resource.failure?.code, 'operator_resolved');
+  });
+
+  it('a status check that answers succeeded settles the payment', () => {
+    const { state } = newState();
+    state.initiationUnknown('socket reset', now);
+    state.timedOut(1000, now);
+    state.statusChecked(1, { state: 'succeeded', transactionId: '10', statusCode: '1', message: 'paid' }, now);
+    assert.equal(state.status, 'succeeded');
+    assert.equal(state.resource.provider.transaction_id, '10');
+  });
+});

@@ -1,0 +1,173 @@
+import { createServer } from 'node:net';
+import { request } from 'undici';
+import type { Worker } from '@temporalio/worker';
+import { parseConfig, serverSchema, workerSchema } from '../../src/config';
+import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
+import { createProviderClient } from '../../src/provider';
+import { createSandbox } from '../../src/sandbox/app';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
+import { startServer } from '../../src/server';
+import { providerConfig } from '../../src/worker';
+import { createPaymentWorker } from '../../src/temporal/worker';
+
+export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
+export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
+export const OPERATOR_KEY = 'ok_test_0123456789abcdef';
+export const SANDBOX_TOKEN = 'sandbox-test-token';
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Address of the dev server and path of the workflow bundle that `npm test` prepared. */
+export function testEnvironment(): { address: string; bundlePath: string } {
+  const address = process.env.TEST_TEMPORAL_ADDRESS;
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+  if (!address || !bundlePath) throw new Error('run the integration tests through `npm test` (it starts Temporal)');
+  return { address, bundlePath };
+}
+
+export interface StackOptions {
+  sandbox?: Partial<SandboxOptions>;
+  env?: Record<string, string>;
+  /** Start no in-process worker (the test runs its own). */
+  withoutWorker?: boolean;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface Stack {
+  baseUrl: string;
+  sandbox: Sandbox;
+  taskQueue: string;
+  workerEnv: Record<string, string>;
+  api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
+  waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
+  sandboxGet<T>(path: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+let stackCount = 0;
+
+/** Starts sandbox, worker and server in this process against the shared test dev server. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const { address, bundlePath } = testEnvironment();
+  const taskQueue = `test-${process.pid}-${++stackCount}-${Date.now()}`;
+  const sandbox = await createSandbox({
+    token: SANDBOX_TOKEN,
+    callbackDelayMs: 200,
+    slowResponseMs: 8000,
+    auto3ds: 'approve',
+    host: '127.0.0.1',
+    port: 0,
+    logger: false,
+    ...options.sandbox,
+  });
+  const port = await freePort();
+  const workerEnv: Record<string, string> = {
+    TEMPORAL_ADDRESS: address,
+    TASK_QUEUE: taskQueue,
+    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_TOKEN: SANDBOX_TOKEN,
+    PROVIDER_STATUS_URL: `${sandbox.url}/api/transactions/{transaction_id}`,
+    PROVIDER_STATUS_BY_REFERENCE_URL: `${sandbox.url}/api/transactions?reference={reference}`,
+    PROVIDER_TIMEOUT: '3s',
+    PROVIDER_CONNECT_TIMEOUT: '1s',
+    WORKFLOW_BUNDLE_PATH: bundlePath,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+  const serverConfig = parseConfig(serverSchema, {
+    TEMPORAL_ADDRESS: address,
+    TASK_QUEUE: taskQueue,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
+    OPERATOR_API_KEYS: OPERATOR_KEY,
+    CALLBACK_SECRET: 'test-callback-secret-0123456789abcdef',
+    CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
+    CALLBACK_TIMEOUT_CARD: '3s',
+    CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
+    RECONCILE_FOR: '4s',
+    RECONCILE_INTERVAL: '500ms',
+    LATE_CALLBACK_WINDOW: '5s',
+    INITIATION_WAIT: '2s',
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  });
+
+  let worker: Worker | undefined;
+  let workerRun: Promise<void> | undefined;
+  let provider: ReturnType<typeof createProviderClient> | undefined;
+  if (!options.withoutWorker) {
+    const workerConfig = parseConfig(workerSchema, workerEnv);
+    provider = createProviderClient(providerConfig(workerConfig));
+    worker = await createPaymentWorker({
+      address,
+      namespace: 'default',
+      taskQueue,
+      workflowBundlePath: bundlePath,
+      deps: { provider },
+    });
+    workerRun = worker.run();
+  }
+  const server = await startServer(serverConfig);
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const api: Stack['api'] = async (method, path, body, key = MERCHANT_KEY) => {
+    const response = await request(`${baseUrl}${path}`, {
+      method: method as 'GET',
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, body: (text ? JSON.parse(text) : null) as never, headers: response.headers };
+  };
+
+  return {
+    baseUrl,
+    sandbox,
+    taskQueue,
+    workerEnv,
+    api,
+    async waitForStatus(id, statuses, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: PaymentResource | undefined;
+      while (Date.now() < deadline) {
+        const response = await api('GET', `/v1/payments/${encodeURIComponent(id)}`, undefined, OPERATOR_KEY);
+        if (response.status === 200) {
+          last = response.body;
+          if (statuses.includes(last.status)) return last;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`payment ${id} did not reach ${statuses.join('|')}; last: ${JSON.stringify(last)}`);
+    },
+    async sandboxGet(path) {
+      const response = await request(`${sandbox.url}${path}`);
+      return (await response.body.json()) as never;
+    },
+    async close() {
+      await server.close();
+      worker?.shutdown();
+      await workerRun;
+      await provider?.close();
+      await sandbox.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import type { PaymentResource } from '../src/domain/payment';
+import { startStack } from './support/stack';
+import type { Stack } from './support/stack';
+import { paymentRequest } from './support/requests';
+
+function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'worker.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('polling task queue')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
+  });
+}
+
+let stack: Stack;
+let worker: ChildProcess | undefined;
+before(async () => {
+  // Slow callbacks, so that they arrive while the worker is down.
+  stack = await startStack({ withoutWorker: true, sandbox: { callbackDelayMs: 4000 } });
+});
+after(async () => {
+  worker?.kill('SIGKILL');
+  await stack?.close();
+});
+
+it('killing the worker while payments wait for callbacks loses none of them', async () => {
+  worker = await startWorkerProcess(stack.workerEnv);
+  const requests = [
+    paymentRequest('mobile_money_debit', '00'),
+    paymentRequest('card_payment', '00'),
+    paymentRequest('bank_credit', '00'),
+    paymentRequest('mobile_money_debit', '22'),
+    paymentRequest('bank_credit', '11'),
+  ];
+  const created: PaymentResource[] = [];
+  for (const body of requests) {
+    const response = await stack.api('POST', '/v1/payments', body);
+    assert.equal(response.status, 201);
+    created.push(response.body);
+  }
+  for (const payment of created) await stack.waitForStatus(payment.id, ['pending']);
+
+  worker.kill('SIGKILL');
+  await new Promise((r) => worker?.once('exit', r));
+  // The callbacks land as signals while no worker runs.
+  await new Promise((r) => setTimeout(r, 6000));
+
+  worker = await startWorkerProcess(stack.workerEnv);
+  const expected = ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'failed'];
+  const settled = await Promise.all(
+    created.map((payment) => stack.waitForStatus(payment.id, ['succeeded', 'failed', 'needs_review'], 40_000)),
+  );
+  assert.deepEqual(
+    settled.map((p) => p.status),
+    expected,
+  );
+  const ledger = await stack.sandboxGet<{ callback_url?: string }[]>('/sandbox/transactions');
+  for (const payment of created) {
+    const mine = ledger.filter((t) => t.callback_url?.includes(encodeURIComponent(payment.id)));
+    assert.equal(mine.length, 1, `exactly one upstream transaction for ${payment.id}`);
+  }
+});
