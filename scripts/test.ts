@@ -15,7 +15,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -37,7 +39,9 @@ async function main(): Promise<number> {
   ]);
   const bundlePath = join(tmp, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
-  process.stdout.write(`[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`);
+  process.stdout.write(
+    `[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`,
+  );
 
   const code = await new Promise<number>((resolveCode) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {

@@ -87,7 +87,14 @@ export const serverSchema = z.object({
   OPERATOR_API_KEYS: commaList.pipe(z.array(secret(16)).min(1, 'needs at least one key')),
   CALLBACK_SECRET: secret(32),
   VOUCHER_CHANNELS: commaList
-    .pipe(z.array(z.string().regex(/^\d{1,6}$/, 'must be channel numbers separated by commas').transform(Number)))
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
+          .transform(Number),
+      ),
+    )
     .default([]),
   INITIATION_WAIT: duration('5s'),
 });

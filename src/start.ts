@@ -143,7 +143,9 @@ async function main(): Promise<void> {
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
     devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${env.TEMPORAL_ADDRESS}`,
-    config.PROVIDER_BASE_URL ? `  provider         ${config.PROVIDER_BASE_URL}` : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
+    config.PROVIDER_BASE_URL
+      ? `  provider         ${config.PROVIDER_BASE_URL}`
+      : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
     ...generated.map((line) => `  ${line}`),
     '',
   ];

@@ -26,7 +26,8 @@ describe('configuration', () => {
 
   it('names every bad variable and never echoes a secret', () => {
     assert.throws(
-      () => parseConfig(serverSchema, { ...valid, PORT: 'http', RECONCILE_FOR: '5 minutes', CALLBACK_SECRET: 'hunter2' }),
+      () =>
+        parseConfig(serverSchema, { ...valid, PORT: 'http', RECONCILE_FOR: '5 minutes', CALLBACK_SECRET: 'hunter2' }),
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
         assert.match(err.message, /PORT/);
@@ -39,6 +40,9 @@ describe('configuration', () => {
   });
 
   it('reports missing required settings', () => {
-    assert.throws(() => parseConfig(workerSchema, {}), /PROVIDER_BASE_URL: is required[\s\S]*PROVIDER_TOKEN: is required/);
+    assert.throws(
+      () => parseConfig(workerSchema, {}),
+      /PROVIDER_BASE_URL: is required[\s\S]*PROVIDER_TOKEN: is required/,
+    );
   });
 });

@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import type { PaymentResource } from '../src/domain/payment';
 import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
 import type { Stack } from './support/stack';
 import { paymentRequest, uniqueReference } from './support/requests';
 
 interface ErrorBody {
   error: { code: string; message: string; fields: { path: string; message: string }[] };
-}
-interface SandboxRequest {
-  body: Record<string, unknown>;
 }
 
 describe('merchant API', () => {
@@ -19,11 +15,6 @@ describe('merchant API', () => {
     stack = await startStack({ sandbox: { auto3ds: undefined } });
   });
   after(() => stack?.close());
-
-  const upstreamRequests = async (payment: PaymentResource) => {
-    const requests = await stack.sandboxGet<SandboxRequest[]>('/sandbox/requests');
-    return requests.filter((r) => String(r.body.callback_url ?? '').includes(encodeURIComponent(payment.id)));
-  };
 
   it('the same reference and body again: 200 with the same payment, nothing re-sent upstream', async () => {
     const body = paymentRequest('mobile_money_debit', '00');
@@ -36,7 +27,7 @@ describe('merchant API', () => {
     const third = await stack.api('POST', '/v1/payments', body);
     assert.equal(third.status, 200);
     assert.equal(third.body.status, 'succeeded');
-    assert.equal((await upstreamRequests(first.body)).length, 1);
+    assert.equal((await stack.upstreamRequests(first.body.id)).length, 1);
   });
 
   it('the same reference with a different body: 409', async () => {
@@ -54,7 +45,7 @@ describe('merchant API', () => {
     assert.deepEqual(statuses, [200, ...Array<number>(18).fill(200), 201].sort());
     assert.equal(new Set(responses.map((r) => r.body.id)).size, 1);
     const payment = await stack.waitForStatus(responses[0]!.body.id, ['succeeded']);
-    assert.equal((await upstreamRequests(payment)).length, 1);
+    assert.equal((await stack.upstreamRequests(payment.id)).length, 1);
   });
 
   it('invalid input: 400 naming every bad field', async () => {
@@ -134,10 +125,13 @@ describe('merchant API', () => {
   it('callbacks are accepted as JSON, form and query string; garbage is a 400', async () => {
     const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '33'));
     const pending = await stack.waitForStatus(created.body.id, ['pending']);
-    const ledger = await stack.sandboxGet<{ callback_url?: string }[]>('/sandbox/transactions');
-    const callbackUrl = ledger.find((t) => t.callback_url?.includes(encodeURIComponent(pending.id)))?.callback_url;
+    const callbackUrl = (await stack.upstreamTransactions(pending.id))[0]?.callback_url;
     assert.ok(callbackUrl);
-    const garbage = await request(callbackUrl, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const garbage = await request(callbackUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     assert.equal(garbage.statusCode, 400);
     await garbage.body.dump();
     const form = await request(callbackUrl, {

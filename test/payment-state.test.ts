@@ -54,7 +54,13 @@ describe('payment state machine', () => {
     state.callback(callback('failed'), now);
     assert.equal(state.status, 'succeeded');
     const types = state.resource.events.map((e) => e.type);
-    assert.deepEqual(types, ['initiated', 'callback_received', 'succeeded', 'callback_duplicate', 'callback_contradicting']);
+    assert.deepEqual(types, [
+      'initiated',
+      'callback_received',
+      'succeeded',
+      'callback_duplicate',
+      'callback_contradicting',
+    ]);
   });
 
   it('a callback for another amount does not settle the payment', () => {

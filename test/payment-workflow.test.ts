@@ -32,7 +32,12 @@ function input(id: string): PaymentInput {
     request: paymentRequest('mobile_money_debit', '00', id),
     callbackUrl: 'http://localhost/cb',
     createdAt: new Date().toISOString(),
-    timing: { callbackTimeoutMs: 5 * MINUTE, reconcileForMs: 60 * MINUTE, reconcileIntervalMs: 30_000, lateCallbackWindowMs: MINUTE },
+    timing: {
+      callbackTimeoutMs: 5 * MINUTE,
+      reconcileForMs: 60 * MINUTE,
+      reconcileIntervalMs: 30_000,
+      lateCallbackWindowMs: MINUTE,
+    },
   };
 }
 
@@ -58,7 +63,12 @@ describe('payment workflow (time-skipping)', () => {
       initiatePayment: () => Promise.resolve(ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({ state: 'pending', transactionId: '42', statusCode: '2', message: 'pending' });
+        return Promise.resolve<StatusCheck>({
+          state: 'pending',
+          transactionId: '42',
+          statusCode: '2',
+          message: 'pending',
+        });
       },
     };
     await withWorker(activities, async (taskQueue) => {
@@ -105,7 +115,13 @@ describe('payment workflow (time-skipping)', () => {
       });
       await env.sleep(2 * 60 * MINUTE);
       assert.equal((await handle.query(paymentQuery)).status, 'needs_review');
-      await handle.signal(callbackSignal, { state: 'failed', transactionId: '42', statusCode: '0', message: 'expired', amount: 12.5 });
+      await handle.signal(callbackSignal, {
+        state: 'failed',
+        transactionId: '42',
+        statusCode: '0',
+        message: 'expired',
+        amount: 12.5,
+      });
       const result = await handle.result();
       assert.equal(result.status, 'failed');
       assert.equal(result.failure?.message, 'expired');
@@ -117,7 +133,9 @@ describe('payment workflow (time-skipping)', () => {
     const activities: PaymentActivities = {
       initiatePayment: () => {
         initiations++;
-        return Promise.reject(ApplicationFailure.create({ type: FailureTypes.unknown, message: 'socket reset', nonRetryable: true }));
+        return Promise.reject(
+          ApplicationFailure.create({ type: FailureTypes.unknown, message: 'socket reset', nonRetryable: true }),
+        );
       },
       checkPaymentStatus: () =>
         Promise.resolve<StatusCheck>({ state: 'succeeded', transactionId: '77', statusCode: '1', message: 'paid' }),

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseCallback, providerState } from '../src/provider';
 
-describe('provider codes', () => {
-  it('maps the one table and leaves everything else unknown', () => {
+void describe('provider codes', () => {
+  void it('maps the one table and leaves everything else unknown', () => {
     assert.equal(providerState('1'), 'succeeded');
     assert.equal(providerState('0'), 'failed');
     assert.equal(providerState('2'), 'pending');
@@ -28,15 +28,15 @@ describe('provider codes', () => {
   });
 });
 
-describe('parseCallback', () => {
-  it('reads the sandbox JSON shape', () => {
+void describe('parseCallback', () => {
+  void it('reads the sandbox JSON shape', () => {
     assert.deepEqual(
       parseCallback({ transaction_id: 501, reference: 'pay_1', status: '1', message: 'Approved', amount: 12.5 }),
       { state: 'succeeded', transactionId: '501', statusCode: '1', message: 'Approved', amount: 12.5 },
     );
   });
 
-  it('reads form strings', () => {
+  void it('reads form strings', () => {
     assert.deepEqual(parseCallback({ transactionId: '601', status: '0', reason: 'Declined', amount: '40.00' }), {
       state: 'failed',
       transactionId: '601',
@@ -46,7 +46,7 @@ describe('parseCallback', () => {
     });
   });
 
-  it('accepts code, status_code, status_message, id and provider_id', () => {
+  void it('accepts code, status_code, status_message, id and provider_id', () => {
     assert.deepEqual(parseCallback({ provider_id: 7001, code: '411', status_message: 'Pending Gateway Response' }), {
       state: 'pending',
       transactionId: '7001',
@@ -59,7 +59,7 @@ describe('parseCallback', () => {
     assert.equal(parseCallback({ id: '9', transaction_id: '10' })?.transactionId, '10', 'transaction_id wins over id');
   });
 
-  it('reads records nested under transaction, data or data.transaction', () => {
+  void it('reads records nested under transaction, data or data.transaction', () => {
     const expected = { state: 'succeeded', transactionId: '501', statusCode: '1', message: 'ok', amount: 12.5 };
     const record = { id: 501, status: '1', status_message: 'ok', amount: '12.5' };
     assert.deepEqual(parseCallback({ transaction: record }), expected);
@@ -72,14 +72,14 @@ describe('parseCallback', () => {
     });
   });
 
-  it('a nested transaction describes itself better than its envelope', () => {
+  void it('a nested transaction describes itself better than its envelope', () => {
     const parsed = parseCallback({ id: 'evt_1', status: 'delivered', transaction: { id: 501, status: '0' } });
     assert.equal(parsed?.transactionId, '501');
     assert.equal(parsed?.statusCode, '0');
     assert.equal(parsed?.state, 'failed');
   });
 
-  it('keeps unknown statuses unknown', () => {
+  void it('keeps unknown statuses unknown', () => {
     assert.equal(parseCallback({ transaction_id: '1', status: '7' })?.state, 'unknown');
     assert.equal(parseCallback({ transaction_id: '1', status: 'SUCCESS' })?.state, 'unknown');
     assert.deepEqual(parseCallback({ transaction_id: '1' }), {
@@ -92,7 +92,7 @@ describe('parseCallback', () => {
     assert.equal(parseCallback({ status: '1' })?.transactionId, null);
   });
 
-  it('returns null for garbage', () => {
+  void it('returns null for garbage', () => {
     assert.equal(parseCallback({}), null);
     assert.equal(parseCallback({ foo: 'bar', message: 'hello' }), null);
     assert.equal(parseCallback({ status: '', transaction_id: '   ' }), null);
@@ -110,7 +110,7 @@ describe('parseCallback', () => {
     );
   });
 
-  it('ignores amounts that are not numbers and caps strings', () => {
+  void it('ignores amounts that are not numbers and caps strings', () => {
     const parsed = parseCallback({
       transaction_id: 'x'.repeat(1000),
       status: '1',

@@ -123,8 +123,8 @@ async function failure(promise: Promise<unknown>): Promise<ProviderError> {
 const initiateMobileMoney = (client: ProviderClient) =>
   client.initiate({ paymentId: 'pay_1', request: mobileMoney, callbackUrl: CALLBACK });
 
-describe('wire encodings and acknowledgements', () => {
-  it('sends mobile money as a form with the bearer header and maps the ack', async () => {
+void describe('wire encodings and acknowledgements', () => {
+  void it('sends mobile money as a form with the bearer header and maps the ack', async () => {
     const { mm, client, agent } = setup();
     const seen: Captured[] = [];
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(capture(seen, 200, mmAck));
@@ -154,7 +154,7 @@ describe('wire encodings and acknowledgements', () => {
     agent.assertNoPendingInterceptors();
   });
 
-  it('omits voucher_code when absent and falls back to the top-level message', async () => {
+  void it('omits voucher_code when absent and falls back to the top-level message', async () => {
     const { mm, client } = setup();
     const seen: Captured[] = [];
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
@@ -166,7 +166,7 @@ describe('wire encodings and acknowledgements', () => {
     assert.equal(new URLSearchParams(seen[0]?.body).has('voucher_code'), false);
   });
 
-  it('sends a card payment as a form to /api/v2/pay and returns the 3-D Secure redirect', async () => {
+  void it('sends a card payment as a form to /api/v2/pay and returns the 3-D Secure redirect', async () => {
     const { base, client } = setup();
     const seen: Captured[] = [];
     base.intercept({ path: '/api/v2/pay', method: 'POST' }).reply(capture(seen, 200, cardAck));
@@ -198,7 +198,7 @@ describe('wire encodings and acknowledgements', () => {
     });
   });
 
-  it('passes on only an http(s) 3-D Secure address', async () => {
+  void it('passes on only an http(s) 3-D Secure address', async () => {
     const { base, client } = setup();
     base
       .intercept({ path: '/api/v2/pay', method: 'POST' })
@@ -207,7 +207,7 @@ describe('wire encodings and acknowledgements', () => {
     assert.equal(ack.redirectUrl, null);
   });
 
-  it('sends a bank credit as JSON with our payment id as reference and maps provider_id', async () => {
+  void it('sends a bank credit as JSON with our payment id as reference and maps provider_id', async () => {
     const { base, client } = setup();
     const seen: Captured[] = [];
     base
@@ -235,7 +235,7 @@ describe('wire encodings and acknowledgements', () => {
     });
   });
 
-  it('keeps a path prefix of the configured base URL', async () => {
+  void it('keeps a path prefix of the configured base URL', async () => {
     const { base, client } = setup({ baseUrl: `${BASE}/prefix/` });
     base.intercept({ path: '/prefix/api/v2/pay', method: 'POST' }).reply(200, cardAck);
     const ack = await client.initiate({ paymentId: 'pay_2', request: card, callbackUrl: CALLBACK });
@@ -243,9 +243,9 @@ describe('wire encodings and acknowledgements', () => {
   });
 });
 
-describe('error classification', () => {
+void describe('error classification', () => {
   for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']) {
-    it(`${code}: safe_to_retry`, async () => {
+    void it(`${code}: safe_to_retry`, async () => {
       const { mm, client } = setup();
       mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(codeError(code));
       const err = await failure(initiateMobileMoney(client));
@@ -255,7 +255,7 @@ describe('error classification', () => {
     });
   }
 
-  it('connect timeout: safe_to_retry', async () => {
+  void it('connect timeout: safe_to_retry', async () => {
     const { mm, client } = setup();
     mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(new errors.ConnectTimeoutError());
     const err = await failure(initiateMobileMoney(client));
@@ -276,7 +276,7 @@ describe('error classification', () => {
     ['unrecognised code', () => codeError('ETIMEDOUT')],
   ];
   for (const [name, make] of afterSent) {
-    it(`${name}: ambiguous and never retried`, async () => {
+    void it(`${name}: ambiguous and never retried`, async () => {
       const { mm, client, sleeps } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(make());
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
@@ -288,7 +288,7 @@ describe('error classification', () => {
   }
 
   for (const status of [400, 401, 403, 404, 409, 422]) {
-    it(`HTTP ${status}: definite_rejection`, async () => {
+    void it(`HTTP ${status}: definite_rejection`, async () => {
       const { mm, client } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(status, { message: `nope ${status}` });
       const err = await failure(initiateMobileMoney(client));
@@ -299,7 +299,7 @@ describe('error classification', () => {
     });
   }
 
-  it('HTTP 400 with an error body: the provider reason and code are kept', async () => {
+  void it('HTTP 400 with an error body: the provider reason and code are kept', async () => {
     const { base, client } = setup();
     base.intercept({ path: '/api/custom/transactions/partner/credits/banks', method: 'POST' }).reply(400, {
       code: 'E_ACCOUNT',
@@ -313,7 +313,7 @@ describe('error classification', () => {
     assert.match(err.message, /HTTP 400: invalid account/);
   });
 
-  it('an error page that is not JSON gives a truncated text reason', async () => {
+  void it('an error page that is not JSON gives a truncated text reason', async () => {
     const { mm, client } = setup();
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
       401,
@@ -326,7 +326,7 @@ describe('error classification', () => {
   });
 
   for (const status of [500, 502, 503, 504, 302]) {
-    it(`HTTP ${status}: ambiguous and never retried`, async () => {
+    void it(`HTTP ${status}: ambiguous and never retried`, async () => {
       const { mm, client, sleeps } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(status, 'upstream trouble');
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
@@ -345,7 +345,7 @@ describe('error classification', () => {
     ['transaction without a status', '{"transaction":{"id":5}}'],
     ['unsafe numeric id', '{"transaction":{"id":12345678901234567890,"status":"2"}}'],
   ] as const) {
-    it(`HTTP 200 whose body is ${name}: ambiguous (it may have been created)`, async () => {
+    void it(`HTTP 200 whose body is ${name}: ambiguous (it may have been created)`, async () => {
       const { mm, client } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, body);
       const err = await failure(initiateMobileMoney(client));
@@ -355,14 +355,14 @@ describe('error classification', () => {
     });
   }
 
-  it('HTTP 200 with the ack of another operation type is ambiguous', async () => {
+  void it('HTTP 200 with the ack of another operation type is ambiguous', async () => {
     const { base, client } = setup();
     base.intercept({ path: '/api/custom/transactions/partner/credits/banks', method: 'POST' }).reply(200, mmAck);
     const err = await failure(client.initiate({ paymentId: 'pay_3', request: bank, callbackUrl: CALLBACK }));
     assert.equal(err.classification, 'ambiguous');
   });
 
-  it('happy-eyeballs attempts are safe only when every attempt never connected', () => {
+  void it('happy-eyeballs attempts are safe only when every attempt never connected', () => {
     const refused = new AggregateError([codeError('ECONNREFUSED'), codeError('ECONNREFUSED')]);
     assert.equal(
       classifyTransportError(Object.assign(refused, { code: 'ECONNREFUSED' })).classification,
@@ -378,8 +378,8 @@ describe('error classification', () => {
   });
 });
 
-describe('retries', () => {
-  it('retries a connection failure exactly safeRetries times with growing backoff, then gives up', async () => {
+void describe('retries', () => {
+  void it('retries a connection failure exactly safeRetries times with growing backoff, then gives up', async () => {
     const { mm, client, sleeps, agent } = setup({ safeRetries: 2 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(codeError('ECONNREFUSED')).times(3);
     // A fourth attempt would succeed: it must never be made.
@@ -391,7 +391,7 @@ describe('retries', () => {
     assert.equal(agent.pendingInterceptors().length, 1);
   });
 
-  it('succeeds when a retry gets through', async () => {
+  void it('succeeds when a retry gets through', async () => {
     const { mm, client, sleeps } = setup({ safeRetries: 4 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(codeError('ENOTFOUND')).times(2);
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
@@ -400,7 +400,7 @@ describe('retries', () => {
     assert.equal(sleeps.length, 2);
   });
 
-  it('does not retry at all with safeRetries 0', async () => {
+  void it('does not retry at all with safeRetries 0', async () => {
     const { mm, client, agent } = setup({ safeRetries: 0 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(codeError('ECONNREFUSED'));
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
@@ -409,7 +409,7 @@ describe('retries', () => {
     assert.equal(agent.pendingInterceptors().length, 1);
   });
 
-  it('HTTP 429: safe_to_retry, honouring Retry-After up to the cap', async () => {
+  void it('HTTP 429: safe_to_retry, honouring Retry-After up to the cap', async () => {
     const { mm, client, sleeps } = setup({ safeRetries: 2 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
       429,
@@ -425,7 +425,7 @@ describe('retries', () => {
     assert.deepEqual(sleeps, [2000, 5000]);
   });
 
-  it('HTTP 429 on the last attempt surfaces as safe_to_retry with retryAfterMs', async () => {
+  void it('HTTP 429 on the last attempt surfaces as safe_to_retry with retryAfterMs', async () => {
     const { mm, client } = setup({ safeRetries: 0 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
       429,
@@ -442,7 +442,7 @@ describe('retries', () => {
   });
 });
 
-describe('secrets never appear in errors', () => {
+void describe('secrets never appear in errors', () => {
   const leaks = (err: ProviderError) => {
     const visible = [err.message, err.providerMessage ?? '', err.providerCode ?? '', JSON.stringify(err)].join('\n');
     for (const secret of [TOKEN, CARD, '4111 1111 1111 1111', CVV]) {
@@ -453,7 +453,7 @@ describe('secrets never appear in errors', () => {
   const cardCall = (client: ProviderClient) =>
     client.initiate({ paymentId: 'pay_2', request: card, callbackUrl: CALLBACK });
 
-  it('redacts an echoed request in a 400 body', async () => {
+  void it('redacts an echoed request in a 400 body', async () => {
     const { base, client } = setup();
     base.intercept({ path: '/api/v2/pay', method: 'POST' }).reply(400, {
       message: `card ${CARD} with cvv ${CVV} declined for Bearer ${TOKEN}`,
@@ -466,7 +466,7 @@ describe('secrets never appear in errors', () => {
     leaks(err);
   });
 
-  it('redacts an echoed request in an unrecognised 2xx body and in 5xx text', async () => {
+  void it('redacts an echoed request in an unrecognised 2xx body and in 5xx text', async () => {
     const { base, client } = setup();
     base.intercept({ path: '/api/v2/pay', method: 'POST' }).reply(200, { message: `echo ${CARD} ${CVV} ${TOKEN}` });
     leaks(await failure(cardCall(client)));
@@ -474,7 +474,16 @@ describe('secrets never appear in errors', () => {
     leaks(await failure(cardCall(client)));
   });
 
-  it('redacts transport error messages', async () => {
+  void it('redacts card data echoed in an acknowledgement message', async () => {
+    const { base, client } = setup();
+    base
+      .intercept({ path: '/api/v2/pay', method: 'POST' })
+      .reply(200, { transaction: { id: 1, status: '2', status_message: `charging ${CARD} cvv ${CVV}` } });
+    const ack = await cardCall(client);
+    assert.equal(ack.message, 'charging [redacted] cvv [redacted]');
+  });
+
+  void it('redacts transport error messages', async () => {
     const { base, client } = setup();
     base
       .intercept({ path: '/api/v2/pay', method: 'POST' })
@@ -483,17 +492,17 @@ describe('secrets never appear in errors', () => {
   });
 });
 
-describe('status query', () => {
+void describe('status query', () => {
   const statusUrl = `${BASE}/api/transactions/{transaction_id}`;
   const statusByReferenceUrl = `${BASE}/api/transactions?reference={reference}`;
 
-  it('is not configured: null and canCheckStatus false', async () => {
+  void it('is not configured: null and canCheckStatus false', async () => {
     const { client } = setup();
     assert.equal(client.canCheckStatus, false);
     assert.equal(await client.checkStatus({ transactionId: '501', reference: 'pay_1' }), null);
   });
 
-  it('asks by transaction id with the bearer header and maps the code', async () => {
+  void it('asks by transaction id with the bearer header and maps the code', async () => {
     const { base, client } = setup({ statusUrl });
     assert.equal(client.canCheckStatus, true);
     const seen: Captured[] = [];
@@ -505,7 +514,7 @@ describe('status query', () => {
     assert.equal(seen[0]?.headers.authorization, `Bearer ${TOKEN}`);
   });
 
-  it('accepts code or status_code and keeps unknown codes unknown', async () => {
+  void it('accepts code or status_code and keeps unknown codes unknown', async () => {
     const { base, client } = setup({ statusUrl });
     base.intercept({ path: '/api/transactions/1', method: 'GET' }).reply(200, { code: '0' });
     base.intercept({ path: '/api/transactions/2', method: 'GET' }).reply(200, { data: { status_code: 2 } });
@@ -515,7 +524,7 @@ describe('status query', () => {
     assert.equal((await client.checkStatus({ transactionId: '3', reference: null }))?.state, 'unknown');
   });
 
-  it('404 means not_found', async () => {
+  void it('404 means not_found', async () => {
     const { base, client } = setup({ statusUrl });
     base.intercept({ path: '/api/transactions/501', method: 'GET' }).reply(404, { message: 'no such transaction' });
     assert.deepEqual(await client.checkStatus({ transactionId: '501', reference: null }), {
@@ -526,7 +535,7 @@ describe('status query', () => {
     });
   });
 
-  it('asks by reference, URL-encoded, when no transaction id is known', async () => {
+  void it('asks by reference, URL-encoded, when no transaction id is known', async () => {
     const { base, client } = setup({ statusUrl, statusByReferenceUrl });
     const seen: Captured[] = [];
     base
@@ -537,18 +546,18 @@ describe('status query', () => {
     assert.deepEqual(check, { state: 'unknown', transactionId: '7001', statusCode: '33', message: null });
   });
 
-  it('a relative template is resolved under the base URL; an empty list is not_found', async () => {
+  void it('a relative template is resolved under the base URL; an empty list is not_found', async () => {
     const { base, client } = setup({ statusByReferenceUrl: '/api/transactions?reference={reference}' });
     base.intercept({ path: '/api/transactions?reference=pay_3', method: 'GET' }).reply(200, []);
     assert.equal((await client.checkStatus({ transactionId: '7001', reference: 'pay_3' }))?.state, 'not_found');
   });
 
-  it('returns null when it knows only what is not configured', async () => {
+  void it('returns null when it knows only what is not configured', async () => {
     const { client } = setup({ statusByReferenceUrl });
     assert.equal(await client.checkStatus({ transactionId: '501', reference: null }), null);
   });
 
-  it('untrustworthy answers and failures throw ProviderError', async () => {
+  void it('untrustworthy answers and failures throw ProviderError', async () => {
     const { base, client } = setup({ statusUrl });
     base.intercept({ path: '/api/transactions/1', method: 'GET' }).reply(200, { transaction_id: '2', status: '1' });
     base.intercept({ path: '/api/transactions/1', method: 'GET' }).reply(200, [{ status: '1' }, { status: '0' }]);
@@ -565,7 +574,7 @@ describe('status query', () => {
     assert.equal(rejected.providerMessage, 'bad token');
   });
 
-  it('rejects a template without its placeholder at creation', () => {
+  void it('rejects a template without its placeholder at creation', () => {
     assert.throws(
       () => createProviderClient({ ...config, statusUrl: `${BASE}/api/transactions` }),
       /statusUrl must be an http\(s\) URL template containing \{transaction_id\}/,
@@ -574,7 +583,7 @@ describe('status query', () => {
   });
 });
 
-describe('over real sockets (own keep-alive Agent)', () => {
+void describe('over real sockets (own keep-alive Agent)', () => {
   async function listen(server: Server): Promise<string> {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -589,7 +598,7 @@ describe('over real sockets (own keep-alive Agent)', () => {
       { sleep: () => Promise.resolve() },
     );
 
-  it('a closed port is safe_to_retry and retried', async () => {
+  void it('a closed port is safe_to_retry and retried', async () => {
     const server = createServer();
     const url = await listen(server);
     await stop(server);
@@ -601,7 +610,7 @@ describe('over real sockets (own keep-alive Agent)', () => {
     await client.close();
   });
 
-  it('no answer in time is ambiguous (headers timeout) and not retried', async () => {
+  void it('no answer in time is ambiguous (headers timeout) and not retried', async () => {
     let received = 0;
     const server = createServer(() => {
       received++;
@@ -616,7 +625,7 @@ describe('over real sockets (own keep-alive Agent)', () => {
     await stop(server);
   });
 
-  it('a connection dropped after the request arrived is ambiguous', async () => {
+  void it('a connection dropped after the request arrived is ambiguous', async () => {
     const server = createServer((req) => req.socket.destroy());
     const url = await listen(server);
     const client = real(url, { safeRetries: 3 });
@@ -627,7 +636,7 @@ describe('over real sockets (own keep-alive Agent)', () => {
     await stop(server);
   });
 
-  it('a body that stalls after a 200 is ambiguous', async () => {
+  void it('a body that stalls after a 200 is ambiguous', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"transaction":');
@@ -641,7 +650,7 @@ describe('over real sockets (own keep-alive Agent)', () => {
     await stop(server);
   });
 
-  it('reuses one keep-alive connection and sends the bearer header', async () => {
+  void it('reuses one keep-alive connection and sends the bearer header', async () => {
     let connections = 0;
     const auth: (string | undefined)[] = [];
     const server = createServer((req, res) => {

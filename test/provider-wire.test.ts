@@ -15,8 +15,8 @@ import { parseRetryAfter, retryDelay } from '../src/provider/retry';
 
 const urls = { baseUrl: 'https://api.provider.test/', mobileMoneyBaseUrl: 'https://mm.provider.test' };
 
-describe('wire helpers', () => {
-  it('formats amounts as plain decimals with at most two places', () => {
+void describe('wire helpers', () => {
+  void it('formats amounts as plain decimals with at most two places', () => {
     assert.equal(formatAmount(12.5), '12.5');
     assert.equal(formatAmount(40), '40');
     assert.equal(formatAmount(0.1 + 0.2), '0.3');
@@ -29,13 +29,13 @@ describe('wire helpers', () => {
     }
   });
 
-  it('names the reference we can query by: the payment id, for bank credits only', () => {
+  void it('names the reference we can query by: the payment id, for bank credits only', () => {
     assert.equal(providerReference('bank_credit', 'pay_3'), 'pay_3');
     assert.equal(providerReference('mobile_money_debit', 'pay_1'), undefined);
     assert.equal(providerReference('card_payment', 'pay_2'), undefined);
   });
 
-  it('defaults a missing bank credit description to the merchant reference', () => {
+  void it('defaults a missing bank credit description to the merchant reference', () => {
     const bank: BankCreditRequest = {
       type: 'bank_credit',
       reference: 'payout-77',
@@ -50,7 +50,7 @@ describe('wire helpers', () => {
     assert.equal((JSON.parse(wire.body) as { description: string }).description, 'payout-77');
   });
 
-  it('tolerates extra fields, numeric strings and missing optional ack fields', () => {
+  void it('tolerates extra fields, numeric strings and missing optional ack fields', () => {
     assert.deepEqual(parseAck('bank_credit', { code: 411, message: 'Pending', extra: true }), {
       transactionId: null,
       statusCode: '411',
@@ -64,8 +64,8 @@ describe('wire helpers', () => {
   });
 });
 
-describe('error helpers', () => {
-  it('classifies HTTP statuses by the one table', () => {
+void describe('error helpers', () => {
+  void it('classifies HTTP statuses by the one table', () => {
     assert.equal(classifyStatus(200), null);
     assert.equal(classifyStatus(201), null);
     assert.equal(classifyStatus(429), 'safe_to_retry');
@@ -73,7 +73,7 @@ describe('error helpers', () => {
     for (const s of [100, 301, 302, 500, 502, 503, 504, 600]) assert.equal(classifyStatus(s), 'ambiguous');
   });
 
-  it('finds the provider reason in the usual places', () => {
+  void it('finds the provider reason in the usual places', () => {
     assert.deepEqual(describeBody('{"error":"invalid_token","error_description":"expired"}'), {
       code: undefined,
       message: 'expired; invalid_token',
@@ -91,7 +91,7 @@ describe('error helpers', () => {
     assert.equal(describeBody('x'.repeat(5000)).message?.length, 300);
   });
 
-  it('redacts secrets and card-shaped numbers only', () => {
+  void it('redacts secrets and card-shaped numbers only', () => {
     const redact = createRedactor(['tok_1', '4111111111111111', '123']);
     assert.equal(
       redact('tok_1 4111111111111111 cvv 123 x1234 amount 12.50 x-1230'),
@@ -103,7 +103,7 @@ describe('error helpers', () => {
     assert.equal(redact('phone 233241234567 amount 12.50'), 'phone 233241234567 amount 12.50');
   });
 
-  it('reads Retry-After and bounds the delay', () => {
+  void it('reads Retry-After and bounds the delay', () => {
     assert.equal(parseRetryAfter('3'), 3000);
     assert.equal(parseRetryAfter(['1', '9']), 1000);
     assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 4_000), 6000);

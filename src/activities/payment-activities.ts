@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../domain/payment';
 import type { Failure, ProviderAck, StatusCheck } from '../domain/payment';
 import type { PaymentType } from '../domain/requests';
-import { ProviderError, providerReference } from '../provider';
+import { ProviderError, providerReference, providerState } from '../provider';
 import type { InitiationRequest, ProviderClient } from '../provider';
 
 export interface PaymentActivityDeps {
@@ -20,11 +20,23 @@ export function createPaymentActivities({ provider }: PaymentActivityDeps) {
   return {
     /** Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal). */
     async initiatePayment(input: InitiationRequest): Promise<ProviderAck> {
+      let ack: ProviderAck;
       try {
-        return await provider.initiate(input);
+        ack = await provider.initiate(input);
       } catch (err) {
         throw initiationFailure(err);
       }
+      // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
+      if (providerState(ack.statusCode) === 'failed') {
+        const failure: Failure = { code: ack.statusCode, message: ack.message || 'refused by the provider' };
+        throw ApplicationFailure.create({
+          type: FailureTypes.rejected,
+          message: failure.message,
+          nonRetryable: true,
+          details: [failure],
+        });
+      }
+      return ack;
     },
 
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */

@@ -76,4 +76,8 @@ export type CardPaymentRequest = z.infer<typeof cardPayment>;
 export type BankCreditRequest = z.infer<typeof bankCredit>;
 export type PaymentRequest = MobileMoneyDebitRequest | CardPaymentRequest | BankCreditRequest;
 export type PaymentType = PaymentRequest['type'];
-export const PAYMENT_TYPES = ['mobile_money_debit', 'card_payment', 'bank_credit'] as const satisfies readonly PaymentType[];
+export const PAYMENT_TYPES = [
+  'mobile_money_debit',
+  'card_payment',
+  'bank_credit',
+] as const satisfies readonly PaymentType[];

@@ -17,7 +17,10 @@ export class ApiKeys {
 
   constructor(merchants: { merchantId: string; key: string }[], operators: string[]) {
     this.entries = [
-      ...merchants.map((m) => ({ digest: digest(m.key), caller: { role: 'merchant', merchantId: m.merchantId } as const })),
+      ...merchants.map((m) => ({
+        digest: digest(m.key),
+        caller: { role: 'merchant', merchantId: m.merchantId } as const,
+      })),
       ...operators.map((key) => ({ digest: digest(key), caller: { role: 'operator' } as const })),
     ];
   }

@@ -85,7 +85,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   });
   app.addHook('preHandler', (request, _reply, done) => {
     const entry = requests.entryFor(request);
-    if (entry) entry.body = redactBody(request.body);
+    if (entry) entry.body = redactBody(request.body ?? {});
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

@@ -7,7 +7,14 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { PaymentInput, PaymentResource, PaymentStatus, PaymentTiming, ProviderCallback, ResolveInput } from '../domain/payment';
+import type {
+  PaymentInput,
+  PaymentResource,
+  PaymentStatus,
+  PaymentTiming,
+  ProviderCallback,
+  ResolveInput,
+} from '../domain/payment';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   PAYMENT_WORKFLOW,

@@ -10,7 +10,7 @@ const INDEXED_TYPE = {
 /** Registers the payment search attributes in a namespace (for servers started without them). */
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
   const searchAttributes = Object.fromEntries(
-    Object.values(SearchAttributes).map((key) => [key.name, INDEXED_TYPE[key.type as keyof typeof INDEXED_TYPE]]),
+    Object.values(SearchAttributes).map((key) => [key.name, INDEXED_TYPE[key.type]]),
   );
   await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
 }

@@ -96,11 +96,18 @@ export class PaymentState {
     }
     if (this.terminal) {
       const same = callback.state === this.status;
-      this.record(now, { type: same ? 'callback_duplicate' : 'callback_contradicting', outcome: callback.state, ...details });
+      this.record(now, {
+        type: same ? 'callback_duplicate' : 'callback_contradicting',
+        outcome: callback.state,
+        ...details,
+      });
       return;
     }
     this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
-    this.settle(callback.state, now, { code: 'provider_declined', message: callback.message ?? 'declined by the provider' });
+    this.settle(callback.state, now, {
+      code: 'provider_declined',
+      message: callback.message ?? 'declined by the provider',
+    });
   }
 
   /** No callback came in time: reconciliation starts. */

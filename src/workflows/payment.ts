@@ -119,7 +119,9 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
     const remaining = deadline - Date.now();
     if (state.terminal || remaining <= 0) return;
     const wait = Math.min(interval, remaining);
-    await condition(() => state.terminal, wait, { summary: `wait ${formatDuration(wait)} before status check ${attempt + 1}` });
+    await condition(() => state.terminal, wait, {
+      summary: `wait ${formatDuration(wait)} before status check ${attempt + 1}`,
+    });
     interval = Math.min(interval * 2, MAX_RECONCILE_INTERVAL_MS);
   }
 }

@@ -22,7 +22,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -42,6 +44,11 @@ export interface StackOptions {
   withoutWorker?: boolean;
 }
 
+export interface SandboxRecord {
+  callback_url?: string | null;
+  body?: { callback_url?: string };
+}
+
 export interface ApiResponse<T = unknown> {
   status: number;
   body: T;
@@ -56,6 +63,10 @@ export interface Stack {
   api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
   waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
   sandboxGet<T>(path: string): Promise<T>;
+  /** Initiation requests the sandbox received for one payment (found by its callback URL). */
+  upstreamRequests(paymentId: string): Promise<SandboxRecord[]>;
+  /** Transactions the sandbox created for one payment. */
+  upstreamTransactions(paymentId: string): Promise<SandboxRecord[]>;
   close(): Promise<void>;
 }
 
@@ -139,9 +150,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return { status: response.statusCode, body: (text ? JSON.parse(text) : null) as never, headers: response.headers };
   };
 
+  const sandboxGet = async <T>(path: string): Promise<T> => {
+    const response = await request(`${sandbox.url}${path}`);
+    return (await response.body.json()) as T;
+  };
+
   return {
     baseUrl,
     sandbox,
+    sandboxGet,
     taskQueue,
     workerEnv,
     api,
@@ -158,9 +175,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       }
       throw new Error(`payment ${id} did not reach ${statuses.join('|')}; last: ${JSON.stringify(last)}`);
     },
-    async sandboxGet(path) {
-      const response = await request(`${sandbox.url}${path}`);
-      return (await response.body.json()) as never;
+    async upstreamRequests(paymentId) {
+      const requests = await sandboxGet<SandboxRecord[]>('/sandbox/requests');
+      return requests.filter((r) => r.body?.callback_url?.includes(encodeURIComponent(paymentId)));
+    },
+    async upstreamTransactions(paymentId) {
+      const ledger = await sandboxGet<SandboxRecord[]>('/sandbox/transactions');
+      return ledger.filter((t) => t.callback_url?.includes(encodeURIComponent(paymentId)));
     },
     async close() {
       await server.close();
