@@ -25,13 +25,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: deps.logger,
     bodyLimit: BODY_LIMIT,
     requestIdHeader: 'x-request-id',
-    disableRequestLogging: false,
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
   });
-  app.get('/healthz', () => ({ status: 'ok' }));
+  app.get('/healthz', { logLevel: 'silent' }, () => ({ status: 'ok' }));
   registerPaymentRoutes(app, deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
@@ -55,7 +54,12 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
       }),
     },
     ...(pretty
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } }
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname', singleLine: true },
+          },
+        }
       : {}),
   };
 }

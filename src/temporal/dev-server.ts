@@ -14,6 +14,7 @@ export interface DevServerOptions {
   /** Codec server the Web UI should use (issue 4 plugs it in). */
   uiCodecEndpoint?: string;
   log?: (line: string) => void;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 export interface DevServer {
@@ -41,7 +42,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     '--namespace',
     options.namespace,
     '--log-level',
-    'warn',
+    options.logLevel ?? 'error',
     ...SEARCH_ATTRIBUTE_FLAGS,
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']),
