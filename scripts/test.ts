@@ -1,26 +1,13 @@
 // Runs the whole test suite against one real Temporal dev server, with the workflow code bundled once.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../src/temporal/dev-server';
 import { temporalBinary } from '../src/temporal/binaries';
+import { freePort } from '../test/support/free-port';
 
 const root = resolve(__dirname, '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 async function main(): Promise<number> {
   const started = Date.now();

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { request } from 'undici';
 import type { Worker } from '@temporalio/worker';
 import { parseConfig, serverSchema, workerSchema } from '../../src/config';
@@ -9,25 +8,12 @@ import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
 import { startServer } from '../../src/server';
 import { providerConfig } from '../../src/worker';
 import { createPaymentWorker } from '../../src/temporal/worker';
+import { freePort } from './free-port';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
 export const OPERATOR_KEY = 'ok_test_0123456789abcdef';
 export const SANDBOX_TOKEN = 'sandbox-test-token';
-
-/** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** Address of the dev server and path of the workflow bundle that `npm test` prepared. */
 export function testEnvironment(): { address: string; bundlePath: string } {
