@@ -184,8 +184,8 @@ describe('merchant API', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     assert.ok(ids.includes(created.body.id));
-    const bad = await stack.api<ErrorBody>('GET', '/v1/payments?status=lost&limit=0');
+    const bad = await stack.api<ErrorBody>('GET', '/v1/payments?status=lost&limit=0&reference=a%22%20OR%20x');
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.error.fields.map((f) => f.path).sort(), ['limit', 'status']);
+    assert.deepEqual(bad.body.error.fields.map((f) => f.path).sort(), ['limit', 'reference', 'status']);
   });
 });

@@ -9,7 +9,8 @@ export interface RequestRules {
   now: () => Date;
 }
 
-const reference = z
+/** A merchant reference: the idempotency key, part of the payment id and safe inside visibility queries. */
+export const referenceSchema = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 characters of letters, digits, ".", "_" or "-"');
 const amount = z.number().refine(isValidAmount, 'must be a positive amount with at most two decimals');
@@ -19,7 +20,7 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 
 const mobileMoneyDebit = z.strictObject({
   type: z.literal('mobile_money_debit'),
-  reference,
+  reference: referenceSchema,
   amount,
   channel,
   phone_number: z.string().regex(/^[1-9]\d{7,14}$/, 'must be 8–15 digits in international format, without a plus'),
@@ -32,7 +33,7 @@ const mobileMoneyDebit = z.strictObject({
 
 const cardPayment = z.strictObject({
   type: z.literal('card_payment'),
-  reference,
+  reference: referenceSchema,
   amount,
   channel,
   first_name: personName,
@@ -51,7 +52,7 @@ const cardPayment = z.strictObject({
 
 const bankCredit = z.strictObject({
   type: z.literal('bank_credit'),
-  reference,
+  reference: referenceSchema,
   amount,
   customer_name: personName,
   bank_code: z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),

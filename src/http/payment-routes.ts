@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../domain/payment';
-import { PAYMENT_TYPES, paymentRequestSchema } from '../domain/requests';
+import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
 import { PaymentError } from '../temporal/payments';
 import type { Payments } from '../temporal/payments';
@@ -17,7 +17,7 @@ export interface PaymentRouteDeps {
 const listQuery = z.strictObject({
   status: z.enum(PAYMENT_STATUSES).optional(),
   type: z.enum(PAYMENT_TYPES).optional(),
-  reference: z.string().max(64).optional(),
+  reference: referenceSchema.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 
