@@ -107,12 +107,8 @@ const text = z
   .optional()
   .transform((v) => (typeof v === 'string' && v.trim() !== '' ? safeText(v) : undefined));
 
-const mobileMoneyAck = z.looseObject({
-  transaction: z.looseObject({ id, status: statusCode, status_message: text }),
-  message: text,
-});
-
-const cardAck = z.looseObject({
+// Mobile-money and card acknowledgements share the `transaction` envelope; only cards carry a 3-D Secure URL.
+const transactionAck = z.looseObject({
   transaction: z.looseObject({ id, status: statusCode, status_message: text, medium_details: z.unknown().optional() }),
   message: text,
 });
@@ -126,26 +122,16 @@ const bankCreditAck = z.looseObject({
 /** Maps a 2xx answer body to the product's acknowledgement; undefined when it is not the expected shape. */
 export function parseAck(type: PaymentType, body: unknown): ProviderAck | undefined {
   switch (type) {
-    case 'mobile_money_debit': {
-      const parsed = mobileMoneyAck.safeParse(body);
-      if (!parsed.success) return undefined;
-      const { transaction, message } = parsed.data;
-      return {
-        transactionId: transaction.id,
-        statusCode: transaction.status,
-        message: transaction.status_message ?? message ?? '',
-        redirectUrl: null,
-      };
-    }
+    case 'mobile_money_debit':
     case 'card_payment': {
-      const parsed = cardAck.safeParse(body);
+      const parsed = transactionAck.safeParse(body);
       if (!parsed.success) return undefined;
       const { transaction, message } = parsed.data;
       return {
         transactionId: transaction.id,
         statusCode: transaction.status,
         message: transaction.status_message ?? message ?? '',
-        redirectUrl: httpUrl(asRecord(transaction.medium_details)?.threeds_url),
+        redirectUrl: type === 'card_payment' ? httpUrl(asRecord(transaction.medium_details)?.threeds_url) : null,
       };
     }
     case 'bank_credit': {

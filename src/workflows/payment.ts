@@ -29,6 +29,11 @@ const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
 });
 
+/** The workflow's clock: Temporal's sandbox pins Date to the current workflow task, so replays see the same time. */
+function workflowTime(): Date {
+  return new Date();
+}
+
 const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
 
 const ACTIVITY_SUMMARY = {
@@ -41,11 +46,11 @@ const ACTIVITY_SUMMARY = {
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
   const state = new PaymentState(input, publishStatus);
   setHandler(paymentQuery, () => state.resource);
-  setHandler(callbackSignal, (callback) => state.callback(callback, new Date()));
+  setHandler(callbackSignal, (callback) => state.callback(callback, workflowTime()));
   setHandler(
     resolveUpdate,
     (resolution) => {
-      state.resolve(resolution, new Date());
+      state.resolve(resolution, workflowTime());
       return state.resource;
     },
     {
@@ -60,11 +65,11 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
   const callbackWait = { summary: `wait for callback (${formatDuration(callbackTimeoutMs)})` };
   if (!state.terminal && !(await condition(() => state.terminal, callbackTimeoutMs, callbackWait))) {
-    state.timedOut(callbackTimeoutMs, new Date());
+    state.timedOut(callbackTimeoutMs, workflowTime());
     await reconcile(state, input);
   }
   if (!state.terminal) {
-    state.needsReview('reconciliation could not settle the payment', new Date());
+    state.needsReview('reconciliation could not settle the payment', workflowTime());
     await condition(() => state.terminal);
   }
   // The first outcome is final, but a provider may still call back; stay a while to record what it says.
@@ -83,23 +88,26 @@ async function initiate(state: PaymentState, input: PaymentInput): Promise<void>
     const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [
       { paymentId: input.paymentId, request: input.request, callbackUrl: input.callbackUrl },
     ]);
-    state.initiated(ack, new Date());
+    state.initiated(ack, workflowTime());
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
     if (type === FailureTypes.rejected && failure) {
-      state.initiationRejected(failure, new Date());
+      state.initiationRejected(failure, workflowTime());
     } else if (type === FailureTypes.unreachable) {
-      state.initiationRejected({ code: 'provider_unreachable', message: cause?.message ?? 'unreachable' }, new Date());
+      state.initiationRejected(
+        { code: 'provider_unreachable', message: cause?.message ?? 'unreachable' },
+        workflowTime(),
+      );
     } else {
-      state.initiationUnknown(cause?.message ?? (err instanceof Error ? err.message : 'unknown'), new Date());
+      state.initiationUnknown(cause?.message ?? (err instanceof Error ? err.message : 'unknown'), workflowTime());
     }
   }
 }
 
 async function reconcile(state: PaymentState, input: PaymentInput): Promise<void> {
-  const deadline = Date.now() + input.timing.reconcileForMs;
+  const deadline = workflowTime().getTime() + input.timing.reconcileForMs;
   let interval = input.timing.reconcileIntervalMs;
   for (let attempt = 1; !state.terminal; attempt++) {
     try {
@@ -108,15 +116,17 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
       ]);
       if (check === null) {
         // No status query fits this payment: only a callback can still settle it.
-        await condition(() => state.terminal, Math.max(deadline - Date.now(), 1), { summary: 'wait for callback' });
+        await condition(() => state.terminal, Math.max(deadline - workflowTime().getTime(), 1), {
+          summary: 'wait for callback',
+        });
         return;
       }
-      state.statusChecked(attempt, check, new Date());
+      state.statusChecked(attempt, check, workflowTime());
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : err;
-      state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, new Date());
+      state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());
     }
-    const remaining = deadline - Date.now();
+    const remaining = deadline - workflowTime().getTime();
     if (state.terminal || remaining <= 0) return;
     const wait = Math.min(interval, remaining);
     await condition(() => state.terminal, wait, {
