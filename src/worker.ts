@@ -21,7 +21,7 @@ export function providerConfig(config: WorkerConfig): ProviderConfig {
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
   const provider = createProviderClient(providerConfig(config));
-  const worker = await createPaymentWorker({
+  const paymentWorker = await createPaymentWorker({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   });
   process.stdout.write(`worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.
-  await worker.run();
+  await paymentWorker.run();
   await provider.close();
 }
 

@@ -12,17 +12,33 @@ export interface PaymentWorkerOptions {
   workflowBundlePath?: string;
 }
 
+export interface PaymentWorker {
+  worker: Worker;
+  /** Runs until the worker shuts down (SIGINT/SIGTERM or `worker.shutdown()`), then closes its connection. */
+  run(): Promise<void>;
+}
+
 /** Creates the payment worker: the payment workflow and the activities built around their dependencies. */
-export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<Worker> {
+export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
   const connection = await NativeConnection.connect({ address: options.address });
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
-  return Worker.create({
+  const worker = await Worker.create({
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createPaymentActivities(options.deps),
     ...workflows,
   });
+  return {
+    worker,
+    run: async () => {
+      try {
+        await worker.run();
+      } finally {
+        await connection.close();
+      }
+    },
+  };
 }

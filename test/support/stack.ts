@@ -1,5 +1,4 @@
 import { request } from 'undici';
-import type { Worker } from '@temporalio/worker';
 import { parseConfig, serverSchema, workerSchema } from '../../src/config';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
 import { createProviderClient } from '../../src/provider';
@@ -8,6 +7,7 @@ import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
 import { startServer } from '../../src/server';
 import { providerConfig } from '../../src/worker';
 import { createPaymentWorker } from '../../src/temporal/worker';
+import type { PaymentWorker } from '../../src/temporal/worker';
 import { freePort } from './free-port';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
@@ -105,7 +105,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...options.env,
   });
 
-  let worker: Worker | undefined;
+  let worker: PaymentWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let provider: ReturnType<typeof createProviderClient> | undefined;
   if (!options.withoutWorker) {
@@ -171,7 +171,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await server.close();
-      worker?.shutdown();
+      worker?.worker.shutdown();
       await workerRun;
       await provider?.close();
       await sandbox.close();
