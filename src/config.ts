@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from './domain/duration';
+import type { ProviderConfig } from './provider';
 
 const duration = (fallback: string) =>
   z
@@ -50,6 +51,7 @@ const provider = {
   PROVIDER_CONNECT_TIMEOUT: duration('5s'),
   PROVIDER_TIMEOUT: duration('20s'),
   PROVIDER_SAFE_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  PROVIDER_BANKS_URL: z.string().min(1).optional(),
 };
 
 const timing = {
@@ -74,6 +76,7 @@ export const workerSchema = z.object({
   ...provider,
   ...logging,
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(1000),
 });
 
 export const serverSchema = z.object({
@@ -97,9 +100,29 @@ export const serverSchema = z.object({
     )
     .default([]),
   INITIATION_WAIT: duration('5s'),
+  ...provider,
+  BANK_LIST_REFRESH: duration('1h'),
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+  BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
 });
 
 export type WorkerConfig = z.infer<typeof workerSchema>;
+type ProviderEnv = Pick<WorkerConfig, keyof typeof provider>;
+
+/** The provider client's settings, from the worker's or the server's configuration. */
+export function providerConfig(config: ProviderEnv): ProviderConfig {
+  return {
+    baseUrl: config.PROVIDER_BASE_URL,
+    mobileMoneyBaseUrl: config.PROVIDER_MOBILE_MONEY_BASE_URL ?? config.PROVIDER_BASE_URL,
+    token: config.PROVIDER_TOKEN,
+    connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
+    requestTimeoutMs: config.PROVIDER_TIMEOUT,
+    safeRetries: config.PROVIDER_SAFE_RETRIES,
+    statusUrl: config.PROVIDER_STATUS_URL,
+    statusByReferenceUrl: config.PROVIDER_STATUS_BY_REFERENCE_URL,
+    banksUrl: config.PROVIDER_BANKS_URL,
+  };
+}
 export type ServerConfig = z.infer<typeof serverSchema>;
 
 export class ConfigError extends Error {}

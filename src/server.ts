@@ -1,10 +1,13 @@
-import { loadConfigOrExit, serverSchema } from './config';
+import { BankDirectory } from './banks/directory';
+import { loadConfigOrExit, providerConfig, serverSchema } from './config';
 import type { ServerConfig } from './config';
 import type { PaymentTiming } from './domain/payment';
 import type { PaymentType } from './domain/requests';
 import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './http/callback-token';
+import { createProviderClient } from './provider';
+import { Batches } from './temporal/batches';
 import { connectClient } from './temporal/client';
 import { Payments } from './temporal/payments';
 
@@ -28,19 +31,38 @@ export async function startServer(config: ServerConfig) {
   const client = await connectClient(config);
   const tokens = new CallbackTokens(config.CALLBACK_SECRET);
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const callbackUrlFor = (id: string) =>
+    `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`;
+  const timing = timingFor(config);
   const payments = new Payments(client, {
     taskQueue: config.TASK_QUEUE,
     fingerprintSecret: config.CALLBACK_SECRET,
-    timingFor: timingFor(config),
-    callbackUrlFor: (id) => `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`,
+    timingFor: timing,
+    callbackUrlFor,
     initiationWaitMs: config.INITIATION_WAIT,
   });
+  const batches = new Batches(client, {
+    taskQueue: config.TASK_QUEUE,
+    fingerprintSecret: config.CALLBACK_SECRET,
+    bankCreditTiming: timing('bank_credit'),
+    callbackUrlFor,
+    concurrency: config.BATCH_CONCURRENCY,
+    maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
+  });
+  const provider = createProviderClient(providerConfig(config));
+  const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const app = buildApp({
     payments,
+    batches,
+    banks: new BankDirectory({
+      load: () => provider.listBanks(),
+      refreshMs: config.BANK_LIST_REFRESH,
+      onRefreshFailed: (err) => app.log.warn({ err }, 'bank list refresh failed; keeping the previous list'),
+    }),
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
-    logger: loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY),
+    logger,
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   return {
@@ -48,6 +70,7 @@ export async function startServer(config: ServerConfig) {
     payments,
     close: async () => {
       await app.close();
+      await provider.close();
       await client.connection.close();
     },
   };

@@ -1,22 +1,6 @@
-import { loadConfigOrExit, workerSchema } from './config';
-import type { WorkerConfig } from './config';
+import { loadConfigOrExit, providerConfig, workerSchema } from './config';
 import { createProviderClient } from './provider';
-import type { ProviderConfig } from './provider';
 import { createPaymentWorker } from './temporal/worker';
-
-/** The provider client's settings, from the worker's configuration. */
-export function providerConfig(config: WorkerConfig): ProviderConfig {
-  return {
-    baseUrl: config.PROVIDER_BASE_URL,
-    mobileMoneyBaseUrl: config.PROVIDER_MOBILE_MONEY_BASE_URL ?? config.PROVIDER_BASE_URL,
-    token: config.PROVIDER_TOKEN,
-    connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
-    requestTimeoutMs: config.PROVIDER_TIMEOUT,
-    safeRetries: config.PROVIDER_SAFE_RETRIES,
-    statusUrl: config.PROVIDER_STATUS_URL,
-    statusByReferenceUrl: config.PROVIDER_STATUS_BY_REFERENCE_URL,
-  };
-}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
@@ -26,6 +10,7 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     deps: { provider },
   });
   process.stdout.write(`worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);

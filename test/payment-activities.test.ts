@@ -20,6 +20,7 @@ function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
     initiate: () => Promise.resolve(ack),
     checkStatus: () => Promise.resolve(null),
     canCheckStatus: true,
+    listBanks: () => Promise.resolve([]),
     close: () => Promise.resolve(),
     ...overrides,
   };

@@ -1,25 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment';
 import { startStack } from './support/stack';
 import type { Stack } from './support/stack';
 import { paymentRequest } from './support/requests';
-
-function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'worker.ts')], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('polling task queue')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
-  });
-}
+import { startWorkerProcess } from './support/worker-process';
 
 let stack: Stack;
 let worker: ChildProcess | undefined;

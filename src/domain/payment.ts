@@ -99,6 +99,8 @@ export interface PaymentInput {
   createdAt: string;
   /** Per-type callback wait and reconciliation window, fixed at creation so a config change never alters running payments. */
   timing: PaymentTiming;
+  /** The payout batch this payment is an item of; the workflow reports its outcome there. */
+  batchId?: string;
 }
 
 export interface PaymentTiming {

@@ -50,7 +50,8 @@ const cardPayment = z.strictObject({
   return_url: httpUrl,
 });
 
-const bankCredit = z.strictObject({
+/** A bank credit as the merchant API takes it. */
+export const bankCredit = z.strictObject({
   type: z.literal('bank_credit'),
   reference: referenceSchema,
   amount,

@@ -1,16 +1,21 @@
 import formbody from '@fastify/formbody';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { BankDirectory } from '../banks/directory';
 import type { RequestRules } from '../domain/requests';
+import type { Batches } from '../temporal/batches';
 import type { Payments } from '../temporal/payments';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import type { CallbackTokens } from './callback-token';
 import { ApiError, envelope, errorHandler } from './errors';
+import { registerBatchRoutes } from './batch-routes';
 import { registerPaymentRoutes } from './payment-routes';
 
 export interface AppDeps {
   payments: Payments;
+  batches: Batches;
+  banks: BankDirectory;
   keys: ApiKeys;
   tokens: CallbackTokens;
   rules: RequestRules;
@@ -32,6 +37,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.get('/healthz', { logLevel: 'silent' }, () => ({ status: 'ok' }));
   registerPaymentRoutes(app, deps);
+  registerBatchRoutes(app, deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
     await scope.register(formbody);

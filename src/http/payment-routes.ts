@@ -1,15 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { BankDirectory } from '../banks/directory';
 import { PAYMENT_STATUSES } from '../domain/payment';
 import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
 import { PaymentError } from '../temporal/payments';
 import type { Payments } from '../temporal/payments';
 import type { ApiKeys, Caller } from './auth';
+import { assertKnownBanks } from './bank-check';
 import { ApiError, validationError } from './errors';
 
 export interface PaymentRouteDeps {
   payments: Payments;
+  banks: BankDirectory;
   keys: ApiKeys;
   rules: RequestRules;
 }
@@ -29,13 +32,16 @@ const resolveBody = z.strictObject({
 const idParams = z.object({ id: z.string().min(1).max(200) });
 
 /** The merchant API: create, read and list payments; operators resolve the ones in review. */
-export function registerPaymentRoutes(app: FastifyInstance, { payments, keys, rules }: PaymentRouteDeps): void {
+export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, keys, rules }: PaymentRouteDeps): void {
   const requestSchema = paymentRequestSchema(rules);
 
   app.post('/v1/payments', async (request, reply) => {
     const merchantId = asMerchant(keys.authenticate(request));
     const parsed = requestSchema.safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
+    if (parsed.data.type === 'bank_credit') {
+      await assertKnownBanks(banks, [{ path: 'bank_code', code: parsed.data.bank_code }]);
+    }
     const { created, payment } = await payments.create(merchantId, parsed.data);
     request.log.info({ paymentId: payment.id, created, status: payment.status }, 'payment requested');
     return reply.status(created ? 201 : 200).send(payment);

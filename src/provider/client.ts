@@ -1,6 +1,8 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { Bank } from '../domain/banks';
 import type { ProviderAck, StatusCheck } from '../domain/payment';
+import { parseBankList } from './banks';
 import type { PaymentRequest } from '../domain/requests';
 import { classifyError, classifyResponse, describeBody, ProviderError } from './errors';
 import { createRedactor, type Redactor } from './redact';
@@ -22,6 +24,8 @@ export interface ProviderConfig {
   statusUrl?: string;
   /** Status query by our reference, e.g. `http://host/api/transactions?reference={reference}`. */
   statusByReferenceUrl?: string;
+  /** The list of supported banks; the real operation is undocumented. A leading `/` is under baseUrl. */
+  banksUrl?: string;
 }
 
 export interface InitiationRequest {
@@ -36,6 +40,8 @@ export interface ProviderClient {
   /** Asks the provider about a transaction; null when no status query is configured for what we know. */
   checkStatus(query: StatusQuery): Promise<StatusCheck | null>;
   readonly canCheckStatus: boolean;
+  /** The provider's supported banks, for validating bank codes before anything is sent. */
+  listBanks(): Promise<Bank[]>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 5000;
   const statusUrl = template(config.statusUrl);
   const statusByReferenceUrl = template(config.statusByReferenceUrl);
+  const banksUrl = template(config.banksUrl) ?? join(config.baseUrl, '/api/banks');
 
   function template(value: string | undefined): string | undefined {
     if (!value) return undefined;
@@ -172,9 +179,26 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
     });
   }
 
+  async function listBanks(): Promise<Bank[]> {
+    const redact = createRedactor([config.token]);
+    const what = 'bank list';
+    return withSafeRetries(async () => {
+      const answer = await send(banksUrl, undefined, redact, what);
+      const failure = classifyResponse(answer.status, answer.text, { redact, retryAfterMs: answer.retryAfterMs, what });
+      if (failure) throw failure;
+      const banks = answer.truncated ? undefined : parseBankList(parseJson(answer.text));
+      if (banks && banks.length > 0) return banks;
+      throw new ProviderError(`${what} answered HTTP ${answer.status} without a list of banks`, {
+        classification: 'ambiguous',
+        httpStatus: answer.status,
+      });
+    });
+  }
+
   return {
     initiate,
     checkStatus,
+    listBanks,
     canCheckStatus: statusUrl !== undefined || statusByReferenceUrl !== undefined,
     close: async () => {
       if (ownsDispatcher) await dispatcher.close();

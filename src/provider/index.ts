@@ -1,5 +1,6 @@
 export { createProviderClient } from './client';
 export type { InitiationRequest, ProviderClient, ProviderClientOptions, ProviderConfig } from './client';
+export { parseBankList } from './banks';
 export { providerState } from './codes';
 export { parseCallback } from './callback';
 export { classifyError, classifyResponse, classifyStatus, classifyTransportError, ProviderError } from './errors';

@@ -1,10 +1,8 @@
-import { createHmac } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
-  isGrpcServiceError,
 } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type {
@@ -21,21 +19,18 @@ import {
   SearchAttributes,
   callbackSignal,
   paymentQuery,
+  paymentSearchAttributes,
+  paymentSummary,
   paymentWorkflowId,
   resolveUpdate,
 } from '../workflows/definitions';
 import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
+import { PaymentError, temporalCall, translateTemporalError } from './errors';
+import { requestFingerprint } from './fingerprint';
+import { executeUpdate, queryOrResult } from './workflow-calls';
 
-/** A failure the HTTP layer turns into a status code without knowing Temporal. */
-export class PaymentError extends Error {
-  constructor(
-    readonly kind: 'not_found' | 'conflict' | 'unavailable',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { PaymentError } from './errors';
 
 export interface PaymentsOptions {
   taskQueue: string;
@@ -75,7 +70,7 @@ export class Payments {
   /** Starts the payment's workflow once per reference; the same body again returns the existing payment. */
   async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
     const paymentId = paymentWorkflowId(merchantId, request.reference);
-    const fingerprint = this.fingerprint(merchantId, request);
+    const fingerprint = requestFingerprint(this.options.fingerprintSecret, `request:${merchantId}`, request);
     const input: PaymentInput = {
       paymentId,
       merchantId,
@@ -86,26 +81,20 @@ export class Payments {
     };
     let created = true;
     try {
-      await this.temporal(() =>
+      await temporalCall(() =>
         this.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
           workflowId: paymentId,
           taskQueue: this.options.taskQueue,
           args: [input],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
-          staticSummary: `${request.type.replace(/_/g, ' ')} ${request.amount} · ${request.reference}`,
-          typedSearchAttributes: [
-            { key: SearchAttributes.status, value: 'initiating' },
-            { key: SearchAttributes.type, value: request.type },
-            { key: SearchAttributes.reference, value: request.reference },
-            { key: SearchAttributes.merchant, value: merchantId },
-            { key: SearchAttributes.amount, value: request.amount },
-          ],
+          staticSummary: paymentSummary(request),
+          typedSearchAttributes: paymentSearchAttributes(input),
         }),
       );
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      const existing = await this.temporal(() => this.client.workflow.getHandle(paymentId).describe());
+      const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
       if (existing.memo?.fingerprint !== fingerprint) {
         throw new PaymentError('conflict', `reference ${request.reference} was already used with a different request`);
       }
@@ -116,17 +105,7 @@ export class Payments {
 
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
-    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
-    try {
-      return await this.client.withDeadline(Date.now() + (this.options.queryTimeoutMs ?? 5000), () =>
-        handle.query(paymentQuery),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new PaymentError('not_found', `no payment ${paymentId}`);
-      const description = await this.temporal(() => handle.describe()).catch(() => undefined);
-      if (description && description.status.name !== 'RUNNING') return await handle.result();
-      throw new PaymentError('unavailable', 'the payment cannot be read right now (no worker answered)');
-    }
+    return queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
   }
 
   /** Payments matching the filter, newest first, from Temporal's visibility store. */
@@ -140,7 +119,7 @@ export class Payments {
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
     const summaries: PaymentSummary[] = [];
-    await this.temporal(async () => {
+    await temporalCall(async () => {
       for await (const info of this.client.workflow.list({ query: clauses.join(' AND '), pageSize: filter.limit })) {
         summaries.push(summarize(info));
         if (summaries.length >= filter.limit) break;
@@ -151,30 +130,18 @@ export class Payments {
 
   /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
   async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
-    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
-    try {
-      return await handle.executeUpdate(resolveUpdate, { args: [resolution] });
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
-        throw new PaymentError('conflict', err.cause?.message ?? 'the payment cannot be resolved');
-      }
-      if (err instanceof WorkflowNotFoundError) {
-        await this.get(paymentId); // a closed payment is settled; a missing one is not found
-        throw new PaymentError('conflict', 'the payment is already settled');
-      }
-      throw this.translate(err);
-    }
+    return executeUpdate(this.client, paymentId, resolveUpdate, resolution, 'the payment is already settled');
   }
 
   /** Hands a provider callback to the payment's workflow; true when the workflow took it. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
     try {
-      await this.temporal(() => handle.signal(callbackSignal, callback));
+      await temporalCall(() => handle.signal(callbackSignal, callback));
       return 'accepted';
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const description = await this.temporal(() => handle.describe()).catch((e: unknown) => {
+      const description = await temporalCall(() => handle.describe()).catch((e: unknown) => {
         if (e instanceof WorkflowNotFoundError) return undefined;
         throw e;
       });
@@ -198,27 +165,6 @@ export class Payments {
     }
     return latest;
   }
-
-  private fingerprint(merchantId: string, request: PaymentRequest): string {
-    return createHmac('sha256', this.options.fingerprintSecret)
-      .update(`request:${merchantId}:${canonicalJson(request)}`)
-      .digest('base64url');
-  }
-
-  private async temporal<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      throw this.translate(err);
-    }
-  }
-
-  private translate(err: unknown): unknown {
-    if (isGrpcServiceError(err) || (err instanceof Error && err.name === 'ServiceError')) {
-      return new PaymentError('unavailable', 'Temporal is unreachable right now');
-    }
-    return err;
-  }
 }
 
 function summarize(info: WorkflowExecutionInfo): PaymentSummary {
@@ -232,15 +178,4 @@ function summarize(info: WorkflowExecutionInfo): PaymentSummary {
     created_at: info.startTime.toISOString(),
     closed_at: info.closeTime?.toISOString() ?? null,
   };
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -1,6 +1,9 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
+import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
+import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 
 export interface PaymentWorkerOptions {
@@ -10,6 +13,8 @@ export interface PaymentWorkerOptions {
   deps: PaymentActivityDeps;
   /** A prebuilt workflow bundle (tests, production images); the workflow sources are bundled when absent. */
   workflowBundlePath?: string;
+  /** Workflows kept in the worker's cache; bounds its memory when thousands of payments wait at once. */
+  maxCachedWorkflows?: number;
 }
 
 export interface PaymentWorker {
@@ -18,17 +23,22 @@ export interface PaymentWorker {
   run(): Promise<void>;
 }
 
-/** Creates the payment worker: the payment workflow and the activities built around their dependencies. */
+/** Creates the payment worker: the payment and batch workflows and the activities built around their dependencies. */
 export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
   const connection = await NativeConnection.connect({ address: options.address });
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
+  const client = new Client({ connection, namespace: options.namespace });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createPaymentActivities(options.deps),
+    activities: {
+      ...createPaymentActivities(options.deps),
+      ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
+    },
+    maxCachedWorkflows: options.maxCachedWorkflows,
     ...workflows,
   });
   return {

@@ -1,6 +1,9 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
+import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
+import type { PaymentRequest } from '../domain/requests';
 
 // The one place that names the payment workflow's messages and search attributes for workflow, worker and callers.
 
@@ -14,7 +17,18 @@ export const SearchAttributes = {
   reference: defineSearchAttributeKey('MerchantReference', SearchAttributeType.KEYWORD),
   merchant: defineSearchAttributeKey('MerchantId', SearchAttributeType.KEYWORD),
   amount: defineSearchAttributeKey('Amount', SearchAttributeType.DOUBLE),
+  batch: defineSearchAttributeKey('BatchId', SearchAttributeType.KEYWORD),
+  batchStatus: defineSearchAttributeKey('BatchStatus', SearchAttributeType.KEYWORD),
 } as const;
+
+export const itemSettledSignal = defineSignal<[ItemSettled]>('batchItemSettled');
+export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
+export const batchControlUpdate = defineUpdate<BatchProgress, [BatchAction]>('batchControl');
+export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
+export const releaseItemsSignal = defineSignal('releaseItems');
+
+export const PAYOUT_BATCH_WORKFLOW = 'payoutBatchWorkflow';
+export const BATCH_ITEMS_WORKFLOW = 'batchItemsWorkflow';
 
 /** The payment workflow's type name, as callers and the worker know it. */
 export const PAYMENT_WORKFLOW = 'paymentWorkflow';
@@ -22,4 +36,32 @@ export const PAYMENT_WORKFLOW = 'paymentWorkflow';
 /** The workflow ID of a merchant's payment: readable, and unique per merchant and reference. */
 export function paymentWorkflowId(merchantId: string, reference: string): string {
   return `payment-${merchantId}-${reference}`;
+}
+
+/** A batch item's payment id; `~` cannot occur in a reference, so it never collides with a single payment's. */
+export function batchItemPaymentId(merchantId: string, batchReference: string, itemReference: string): string {
+  return paymentWorkflowId(merchantId, `${batchReference}~${itemReference}`);
+}
+
+/** The workflow ID of a merchant's payout batch. */
+export function batchWorkflowId(merchantId: string, reference: string): string {
+  return `batch-${merchantId}-${reference}`;
+}
+
+/** The one-line summary the Web UI shows for a payment. */
+export function paymentSummary(request: PaymentRequest): string {
+  return `${request.type.replace(/_/g, ' ')} ${request.amount} · ${request.reference}`;
+}
+
+/** The search attributes a payment workflow starts with, single or batch item alike. */
+export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {
+  const pairs: SearchAttributePair[] = [
+    { key: SearchAttributes.status, value: 'initiating' },
+    { key: SearchAttributes.type, value: input.request.type },
+    { key: SearchAttributes.reference, value: input.request.reference },
+    { key: SearchAttributes.merchant, value: input.merchantId },
+    { key: SearchAttributes.amount, value: input.request.amount },
+  ];
+  if (input.batchId) pairs.push({ key: SearchAttributes.batch, value: input.batchId });
+  return pairs;
 }

@@ -1,1 +1,3 @@
 export { paymentWorkflow } from './payment';
+export { payoutBatchWorkflow } from './batch';
+export { batchItemsWorkflow } from './batch-items';

@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
+  getExternalWorkflowHandle,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -11,10 +12,11 @@ import {
 } from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import { FailureTypes } from '../domain/payment';
-import type { Failure, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
-import { callbackSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import { FailureTypes, isTerminal } from '../domain/payment';
+import type { Failure, Outcome, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
+import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
 import { PaymentState } from './payment-state';
+import { workflowTime } from './time';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
 // which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
@@ -29,11 +31,6 @@ const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
 });
 
-/** The workflow's clock: Temporal's sandbox pins Date to the current workflow task, so replays see the same time. */
-function workflowTime(): Date {
-  return new Date();
-}
-
 const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
 
 const ACTIVITY_SUMMARY = {
@@ -44,7 +41,13 @@ const ACTIVITY_SUMMARY = {
 
 /** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
-  const state = new PaymentState(input, publishStatus);
+  const reports: Promise<void>[] = [];
+  const state = new PaymentState(input, (status) => {
+    publishStatus(status);
+    if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
+      reports.push(reportToBatch(input.batchId, input.paymentId, status));
+    }
+  });
   setHandler(paymentQuery, () => state.resource);
   setHandler(callbackSignal, (callback) => state.callback(callback, workflowTime()));
   setHandler(
@@ -74,8 +77,17 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
   }
   // The first outcome is final, but a provider may still call back; stay a while to record what it says.
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
+  await Promise.all(reports);
   await condition(allHandlersFinished);
   return state.resource;
+}
+
+async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | Outcome): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status });
+  } catch {
+    // The batch has closed (a resolution after it completed); the payment itself remains the record.
+  }
 }
 
 function publishStatus(status: PaymentStatus): void {

@@ -1,11 +1,10 @@
 import { request } from 'undici';
-import { parseConfig, serverSchema, workerSchema } from '../../src/config';
+import { parseConfig, providerConfig, serverSchema, workerSchema } from '../../src/config';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
 import { createProviderClient } from '../../src/provider';
 import { createSandbox } from '../../src/sandbox/app';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
 import { startServer } from '../../src/server';
-import { providerConfig } from '../../src/worker';
 import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
 import { freePort } from './free-port';
@@ -91,6 +90,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     TASK_QUEUE: taskQueue,
     PORT: String(port),
     HOST: '127.0.0.1',
+    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_TOKEN: SANDBOX_TOKEN,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
     CALLBACK_SECRET: 'test-callback-secret-0123456789abcdef',

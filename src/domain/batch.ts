@@ -1,0 +1,76 @@
+import type { PaymentTiming } from './payment';
+import type { BankCreditRequest } from './requests';
+
+// Plain types (no zod): the workflow bundle imports this module.
+
+export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled';
+export type BatchAction = 'pause' | 'resume' | 'cancel';
+export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const satisfies readonly BatchAction[];
+
+/** Where an item stands, as the batch counts it: `needs_review` ends an item for the batch, not for the payment. */
+export type ItemOutcome = 'succeeded' | 'failed' | 'needs_review';
+export type ItemStage = 'not_started' | 'in_flight' | ItemOutcome;
+export const ITEM_STAGES = [
+  'not_started',
+  'in_flight',
+  'succeeded',
+  'failed',
+  'needs_review',
+] as const satisfies readonly ItemStage[];
+
+/** One bank credit of a batch, ready to run as its own payment. */
+export interface BatchItem {
+  paymentId: string;
+  callbackUrl: string;
+  request: BankCreditRequest;
+}
+
+/** What the batch workflow is started with; the items themselves wait in page workflows, never in this input. */
+export interface BatchInput {
+  batchId: string;
+  merchantId: string;
+  reference: string;
+  createdAt: string;
+  itemCount: number;
+  totalMinor: number;
+  /** Workflow ids of the pages holding the items, in order; every page but the last holds `pageSize` items. */
+  pageIds: string[];
+  pageSize: number;
+  concurrency: number;
+  timing: PaymentTiming;
+  /** History length at which a run continues as new. */
+  maxRunEvents: number;
+}
+
+/** An item payment's report to its batch. */
+export interface ItemSettled {
+  paymentId: string;
+  status: ItemOutcome;
+}
+
+export interface Tally {
+  count: number;
+  amount: number;
+}
+
+/** A batch as the API and the CLI show it. */
+export interface BatchProgress {
+  id: string;
+  reference: string;
+  status: BatchStatus;
+  concurrency: number;
+  created_at: string;
+  started_at: string;
+  finished_at: string | null;
+  total: Tally;
+  items: Record<ItemStage, Tally>;
+  /** Payment ids of the items waiting for an operator. */
+  needs_review: string[];
+  /** References of the items a cancel kept from starting; null unless cancelled. */
+  not_started: string[] | null;
+}
+
+/** True once the batch will start nothing more and has nothing in flight. */
+export function isBatchClosed(status: BatchStatus): boolean {
+  return status === 'completed' || status === 'cancelled';
+}

@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { BankDirectory } from '../banks/directory';
+import { BATCH_ACTIONS } from '../domain/batch';
+import { payoutBatchSchema } from '../domain/batch-request';
+import type { Batches } from '../temporal/batches';
+import { PaymentError } from '../temporal/errors';
+import type { ApiKeys, Caller } from './auth';
+import { assertKnownBanks } from './bank-check';
+import { ApiError, validationError } from './errors';
+
+export interface BatchRouteDeps {
+  batches: Batches;
+  banks: BankDirectory;
+  keys: ApiKeys;
+}
+
+/** Room for 10,000 items of the longest allowed fields. */
+const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
+
+const batchId = z.string().regex(/^batch-[^~]{1,200}$/);
+const idParams = z.object({ id: batchId });
+const actionParams = z.object({ id: batchId, action: z.enum(BATCH_ACTIONS) });
+
+/** Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel. */
+export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys }: BatchRouteDeps): void {
+  app.post('/v1/payout-batches', { bodyLimit: BATCH_BODY_LIMIT }, async (request, reply) => {
+    const caller = keys.authenticate(request);
+    if (caller.role !== 'merchant') throw new ApiError(403, 'forbidden', 'batches are created with a merchant key');
+    const parsed = payoutBatchSchema.safeParse(request.body);
+    if (!parsed.success) throw validationError(parsed.error, 'the batch is invalid');
+    await assertKnownBanks(
+      banks,
+      parsed.data.items.map((item, index) => ({ path: `items.${index}.bank_code`, code: item.bank_code })),
+    );
+    const { created, batch } = await batches.create(caller.merchantId, parsed.data);
+    request.log.info({ batchId: batch.id, created, items: batch.total.count }, 'payout batch submitted');
+    return reply.status(created ? 201 : 200).send(batch);
+  });
+
+  app.get('/v1/payout-batches/:id', async (request) => {
+    const caller = keys.authenticate(request);
+    const params = idParams.safeParse(request.params);
+    if (!params.success) throw new PaymentError('not_found', 'no such payout batch');
+    assertVisible(caller, params.data.id);
+    return batches.get(params.data.id);
+  });
+
+  app.post('/v1/payout-batches/:id/:action', async (request) => {
+    const caller = keys.authenticate(request);
+    const params = actionParams.safeParse(request.params);
+    if (!params.success) throw new PaymentError('not_found', 'no such payout batch or action');
+    assertVisible(caller, params.data.id);
+    const batch = await batches.control(params.data.id, params.data.action);
+    request.log.info({ batchId: batch.id, action: params.data.action, role: caller.role }, 'payout batch control');
+    return batch;
+  });
+}
+
+function assertVisible(caller: Caller, batchId: string): void {
+  if (caller.role === 'merchant' && !batchId.startsWith(`batch-${caller.merchantId}-`)) {
+    throw new PaymentError('not_found', `no payout batch ${batchId}`);
+  }
+}

@@ -1,0 +1,161 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
+import type { PayoutBatchRequest } from '../domain/batch-request';
+import { toMinorUnits } from '../domain/money';
+import type { PaymentTiming } from '../domain/payment';
+import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
+import { BatchState } from '../workflows/batch-state';
+import {
+  BATCH_ITEMS_WORKFLOW,
+  PAYOUT_BATCH_WORKFLOW,
+  SearchAttributes,
+  batchControlUpdate,
+  batchItemPaymentId,
+  batchProgressQuery,
+  batchWorkflowId,
+  releaseItemsSignal,
+} from '../workflows/definitions';
+import { PaymentError, temporalCall } from './errors';
+import { requestFingerprint } from './fingerprint';
+import { executeUpdate, queryOrResult } from './workflow-calls';
+
+/** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
+export const BATCH_PAGE_SIZE = 500;
+
+export interface BatchesOptions {
+  taskQueue: string;
+  fingerprintSecret: string;
+  bankCreditTiming: PaymentTiming;
+  callbackUrlFor(paymentId: string): string;
+  concurrency: number;
+  maxRunEvents: number;
+  queryTimeoutMs?: number;
+}
+
+/** Payout batches in terms of Temporal workflows: a batch workflow, its item pages, and one payment per item. */
+export class Batches {
+  constructor(
+    private readonly client: Client,
+    private readonly options: BatchesOptions,
+  ) {}
+
+  /** Starts the batch once per reference; the same body again returns the existing batch. */
+  async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
+    const batchId = batchWorkflowId(merchantId, batch.reference);
+    const fingerprint = requestFingerprint(this.options.fingerprintSecret, `batch:${merchantId}`, batch);
+    const existing = await this.existing(batchId, fingerprint);
+    if (existing) return { created: false, batch: existing };
+
+    const items: BatchItem[] = batch.items.map((request) => {
+      const paymentId = batchItemPaymentId(merchantId, batch.reference, request.reference);
+      return { paymentId, callbackUrl: this.options.callbackUrlFor(paymentId), request };
+    });
+    // Page ids carry the fingerprint, so pages left by an interrupted attempt with another body are never reused.
+    const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
+      id: `${batchId}~items-${fingerprint.slice(0, 10)}-${k + 1}`,
+      items: pageItems,
+    }));
+    const pageIds = pages.map((page) => page.id);
+    await Promise.all(pages.map((page) => this.startPage(merchantId, batchId, page.id, page.items)));
+
+    const input: BatchInput = {
+      batchId,
+      merchantId,
+      reference: batch.reference,
+      createdAt: new Date().toISOString(),
+      itemCount: items.length,
+      totalMinor: items.reduce((sum, item) => sum + toMinorUnits(item.request.amount), 0),
+      pageIds,
+      pageSize: BATCH_PAGE_SIZE,
+      concurrency: this.options.concurrency,
+      timing: this.options.bankCreditTiming,
+      maxRunEvents: this.options.maxRunEvents,
+    };
+    try {
+      await temporalCall(() =>
+        this.client.workflow.start<typeof payoutBatchWorkflow>(PAYOUT_BATCH_WORKFLOW, {
+          workflowId: batchId,
+          taskQueue: this.options.taskQueue,
+          args: [input],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          memo: { fingerprint },
+          staticSummary: `payout batch ${batch.reference} · ${items.length} bank credits · ${input.totalMinor / 100}`,
+          typedSearchAttributes: [
+            { key: SearchAttributes.batch, value: batchId },
+            { key: SearchAttributes.batchStatus, value: 'running' },
+            { key: SearchAttributes.reference, value: batch.reference },
+            { key: SearchAttributes.merchant, value: merchantId },
+            { key: SearchAttributes.amount, value: input.totalMinor / 100 },
+          ],
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // Another request with this reference won the race; it is either this very batch or a conflict.
+      const winner = await this.existing(batchId, fingerprint).catch(async (conflict: unknown) => {
+        await Promise.all(pageIds.map((id) => this.releasePage(id)));
+        throw conflict;
+      });
+      if (winner) return { created: false, batch: winner };
+    }
+    return { created: true, batch: new BatchState(input, undefined, new Date()).progress() };
+  }
+
+  /** The batch's progress, from the running workflow or the closed one's result. */
+  async get(batchId: string): Promise<BatchProgress> {
+    return queryOrResult(this.client, batchId, batchProgressQuery, this.options.queryTimeoutMs ?? 5000);
+  }
+
+  /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */
+  async control(batchId: string, action: BatchAction): Promise<BatchProgress> {
+    return executeUpdate(this.client, batchId, batchControlUpdate, action, 'the batch has already finished');
+  }
+
+  private async existing(batchId: string, fingerprint: string): Promise<BatchProgress | undefined> {
+    const description = await temporalCall(() => this.client.workflow.getHandle(batchId).describe()).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      },
+    );
+    if (!description) return undefined;
+    if (description.memo?.fingerprint !== fingerprint) {
+      throw new PaymentError('conflict', `batch reference ${batchId} was already used with a different request`);
+    }
+    return this.get(batchId);
+  }
+
+  private async startPage(merchantId: string, batchId: string, pageId: string, items: BatchItem[]): Promise<void> {
+    try {
+      await temporalCall(() =>
+        this.client.workflow.start<typeof batchItemsWorkflow>(BATCH_ITEMS_WORKFLOW, {
+          workflowId: pageId,
+          taskQueue: this.options.taskQueue,
+          args: [items],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          staticSummary: `${items.length} items of ${batchId}, held until the batch has started them`,
+          typedSearchAttributes: [
+            { key: SearchAttributes.batch, value: batchId },
+            { key: SearchAttributes.merchant, value: merchantId },
+          ],
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  private async releasePage(pageId: string): Promise<void> {
+    await this.client.workflow
+      .getHandle(pageId)
+      .signal(releaseItemsSignal)
+      .catch(() => undefined);
+  }
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const pages: T[][] = [];
+  for (let i = 0; i < items.length; i += size) pages.push(items.slice(i, i + size));
+  return pages;
+}

@@ -1,0 +1,28 @@
+import { isGrpcServiceError } from '@temporalio/client';
+
+/** A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal. */
+export class PaymentError extends Error {
+  constructor(
+    readonly kind: 'not_found' | 'conflict' | 'unavailable',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Turns Temporal's connection failures into `unavailable`; anything else passes through. */
+export function translateTemporalError(err: unknown): unknown {
+  if (isGrpcServiceError(err) || (err instanceof Error && err.name === 'ServiceError')) {
+    return new PaymentError('unavailable', 'Temporal is unreachable right now');
+  }
+  return err;
+}
+
+/** Runs a Temporal call, translating connection failures. */
+export async function temporalCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw translateTemporalError(err);
+  }
+}

@@ -1,0 +1,17 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import type { BatchItem } from '../domain/batch';
+import { batchItemsQuery, releaseItemsSignal } from './definitions';
+
+/**
+ * Holds one page of a batch's items until the batch has started them all. The items stay out of the batch
+ * workflow's own input, which would pass Temporal's payload limit for large batches and be copied into every
+ * continued-as-new run; an open workflow also outlives the namespace retention that a closed one is subject to.
+ */
+export async function batchItemsWorkflow(items: BatchItem[]): Promise<void> {
+  let released = false;
+  setHandler(batchItemsQuery, () => items);
+  setHandler(releaseItemsSignal, () => {
+    released = true;
+  });
+  await condition(() => released);
+}

@@ -1,0 +1,158 @@
+import type {
+  BatchAction,
+  BatchInput,
+  BatchProgress,
+  BatchStatus,
+  ItemOutcome,
+  ItemSettled,
+  ItemStage,
+  Tally,
+} from '../domain/batch';
+import { isBatchClosed } from '../domain/batch';
+
+/** The part of a batch's state that a continued-as-new run carries over; amounts in minor units. */
+export interface BatchCarry {
+  status: BatchStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  nextIndex: number;
+  startedMinor: number;
+  inFlight: Record<string, number>;
+  review: Record<string, number>;
+  settled: Record<ItemOutcome, Tally>;
+  notStarted: string[] | null;
+}
+
+const NOT_ALLOWED: Partial<Record<BatchStatus, Partial<Record<BatchAction, string>>>> = {
+  running: { resume: 'the batch is not paused' },
+  paused: {},
+  cancelling: { pause: 'the batch is being cancelled', resume: 'the batch is being cancelled' },
+};
+
+const STATUS_AFTER: Record<BatchAction, BatchStatus> = { pause: 'paused', resume: 'running', cancel: 'cancelling' };
+
+/** A payout batch's bookkeeping: which items run, how they ended, and what the operator asked for. */
+export class BatchState {
+  private readonly carried: BatchCarry;
+
+  constructor(
+    private readonly input: BatchInput,
+    carry: BatchCarry | undefined,
+    now: Date,
+  ) {
+    const zero = (): Tally => ({ count: 0, amount: 0 });
+    this.carried = carry ?? {
+      status: 'running',
+      startedAt: now.toISOString(),
+      finishedAt: null,
+      nextIndex: 0,
+      startedMinor: 0,
+      inFlight: {},
+      review: {},
+      settled: { succeeded: zero(), failed: zero(), needs_review: zero() },
+      notStarted: null,
+    };
+  }
+
+  get status(): BatchStatus {
+    return this.carried.status;
+  }
+
+  get nextIndex(): number {
+    return this.carried.nextIndex;
+  }
+
+  /** How many items may start now. */
+  get freeSlots(): number {
+    if (this.carried.status !== 'running') return 0;
+    const inFlight = Object.keys(this.carried.inFlight).length;
+    return Math.max(0, Math.min(this.input.concurrency - inFlight, this.input.itemCount - this.carried.nextIndex));
+  }
+
+  /** True when nothing is in flight and nothing more will start. */
+  get drained(): boolean {
+    if (Object.keys(this.carried.inFlight).length > 0) return false;
+    return this.carried.status === 'cancelling' || this.carried.nextIndex >= this.input.itemCount;
+  }
+
+  /** Records an item as started, before its payment workflow is asked to start. */
+  started(paymentId: string, amountMinor: number): void {
+    this.carried.inFlight[paymentId] = amountMinor;
+    this.carried.startedMinor += amountMinor;
+    this.carried.nextIndex += 1;
+  }
+
+  /** Counts an item's report; repeated or unknown reports change nothing. */
+  settled({ paymentId, status }: ItemSettled): void {
+    const { inFlight, review, settled } = this.carried;
+    let amount = inFlight[paymentId];
+    if (amount !== undefined) {
+      delete inFlight[paymentId];
+    } else if (review[paymentId] !== undefined && status !== 'needs_review') {
+      amount = review[paymentId];
+      delete review[paymentId];
+      settled.needs_review.count -= 1;
+      settled.needs_review.amount -= amount;
+    } else {
+      return;
+    }
+    settled[status].count += 1;
+    settled[status].amount += amount;
+    if (status === 'needs_review') review[paymentId] = amount;
+  }
+
+  /** Why the action is refused now, or undefined when it is allowed. */
+  refusal(action: BatchAction): string | undefined {
+    const status = this.carried.status;
+    if (isBatchClosed(status)) return `the batch is already ${status}`;
+    return NOT_ALLOWED[status]?.[action];
+  }
+
+  /** Applies an allowed action; repeating the current one is harmless. */
+  apply(action: BatchAction): void {
+    this.carried.status = STATUS_AFTER[action];
+  }
+
+  /** Closes the batch once drained: cancelled with the references that never started, or completed. */
+  finish(now: Date, notStartedReferences: string[]): void {
+    this.carried.status = this.carried.status === 'cancelling' ? 'cancelled' : 'completed';
+    this.carried.notStarted = this.carried.status === 'cancelled' ? notStartedReferences : null;
+    this.carried.finishedAt = now.toISOString();
+  }
+
+  carry(): BatchCarry {
+    return this.carried;
+  }
+
+  progress(): BatchProgress {
+    const { settled, inFlight, startedMinor } = this.carried;
+    const inFlightMinor = Object.values(inFlight).reduce((sum, minor) => sum + minor, 0);
+    const stages: Record<ItemStage, Tally> = {
+      not_started: {
+        count: this.input.itemCount - this.carried.nextIndex,
+        amount: this.input.totalMinor - startedMinor,
+      },
+      in_flight: { count: Object.keys(inFlight).length, amount: inFlightMinor },
+      succeeded: settled.succeeded,
+      failed: settled.failed,
+      needs_review: settled.needs_review,
+    };
+    const major = (t: Tally): Tally => ({ count: t.count, amount: t.amount / 100 });
+    return {
+      id: this.input.batchId,
+      reference: this.input.reference,
+      status: this.carried.status,
+      concurrency: this.input.concurrency,
+      created_at: this.input.createdAt,
+      started_at: this.carried.startedAt,
+      finished_at: this.carried.finishedAt,
+      total: major({ count: this.input.itemCount, amount: this.input.totalMinor }),
+      items: Object.fromEntries(Object.entries(stages).map(([stage, t]) => [stage, major(t)])) as Record<
+        ItemStage,
+        Tally
+      >,
+      needs_review: Object.keys(this.carried.review),
+      not_started: this.carried.notStarted,
+    };
+  }
+}

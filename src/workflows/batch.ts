@@ -1,0 +1,178 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch-activities';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
+import { toMinorUnits } from '../domain/money';
+import type { PaymentInput } from '../domain/payment';
+import type { BatchCarry } from './batch-state';
+import { BatchState } from './batch-state';
+import {
+  SearchAttributes,
+  batchControlUpdate,
+  batchProgressQuery,
+  itemSettledSignal,
+  paymentSearchAttributes,
+  paymentSummary,
+  releaseItemsSignal,
+} from './definitions';
+import { paymentWorkflow } from './payment';
+import { workflowTime } from './time';
+
+// Reading a page only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
+const { loadBatchItems } = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
+});
+
+interface Page {
+  index: number;
+  items: BatchItem[];
+}
+
+/**
+ * A payout batch: runs each item as its own payment workflow, at most `concurrency` at a time, and counts how they
+ * end. Continues as new before its history grows long, carrying only counters and the items in flight.
+ */
+export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry): Promise<BatchProgress> {
+  const state = new BatchState(input, carry, workflowTime());
+  setHandler(batchProgressQuery, () => state.progress());
+  setHandler(itemSettledSignal, (report) => {
+    state.settled(report);
+    showProgress(state);
+  });
+  setHandler(
+    batchControlUpdate,
+    (action: BatchAction) => {
+      state.apply(action);
+      publish(state);
+      return state.progress();
+    },
+    {
+      validator: (action: BatchAction) => {
+        const refusal = state.refusal(action);
+        if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
+      },
+    },
+  );
+  publish(state);
+
+  let page: Page | undefined;
+  while (!state.drained) {
+    if (runIsLong(input)) {
+      await condition(allHandlersFinished);
+      return await continueAsNew<typeof payoutBatchWorkflow>(input, state.carry());
+    }
+    const free = state.freeSlots;
+    if (free === 0) {
+      await condition(() => state.freeSlots > 0 || state.drained);
+      continue;
+    }
+    page = await pageHolding(input, state.nextIndex, page);
+    const offset = state.nextIndex - page.index * input.pageSize;
+    const items = page.items.slice(offset, offset + free);
+    await Promise.all(items.map((item) => startItem(input, state, item)));
+    if (offset + items.length >= page.items.length) await release(pageId(input, page.index));
+  }
+
+  const notStarted = await referencesFrom(input, state.nextIndex);
+  state.finish(workflowTime(), notStarted);
+  publish(state);
+  await condition(allHandlersFinished);
+  return state.progress();
+}
+
+function runIsLong(input: BatchInput): boolean {
+  const info = workflowInfo();
+  return info.historyLength >= input.maxRunEvents || info.continueAsNewSuggested;
+}
+
+async function pageHolding(input: BatchInput, index: number, current: Page | undefined): Promise<Page> {
+  const pageIndex = Math.floor(index / input.pageSize);
+  if (current?.index === pageIndex) return current;
+  const items = await loadBatchItems.executeWithOptions({ summary: `load items page ${pageIndex + 1}` }, [
+    pageId(input, pageIndex),
+  ]);
+  return { index: pageIndex, items };
+}
+
+async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
+  const payment: PaymentInput = {
+    paymentId: item.paymentId,
+    merchantId: input.merchantId,
+    request: item.request,
+    callbackUrl: item.callbackUrl,
+    createdAt: workflowTime().toISOString(),
+    timing: input.timing,
+    batchId: input.batchId,
+  };
+  state.started(item.paymentId, toMinorUnits(item.request.amount));
+  try {
+    await startChild(paymentWorkflow, {
+      workflowId: item.paymentId,
+      args: [payment],
+      // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: paymentSummary(item.request),
+      typedSearchAttributes: paymentSearchAttributes(payment),
+    });
+  } catch (err) {
+    // Already started means an earlier attempt got there: that payment reports to this batch like any other.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    // Nothing was sent upstream, so the item has certainly not moved money.
+    state.settled({ paymentId: item.paymentId, status: 'failed' });
+  }
+}
+
+async function referencesFrom(input: BatchInput, index: number): Promise<string[]> {
+  const references: string[] = [];
+  if (index >= input.itemCount) return references;
+  for (let p = Math.floor(index / input.pageSize); p < input.pageIds.length; p++) {
+    const items = await loadBatchItems.executeWithOptions({ summary: `list items never started (page ${p + 1})` }, [
+      pageId(input, p),
+    ]);
+    const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
+    references.push(...items.slice(from).map((item) => item.request.reference));
+    await release(pageId(input, p));
+  }
+  return references;
+}
+
+function pageId(input: BatchInput, index: number): string {
+  const id = input.pageIds[index];
+  if (id === undefined) throw ApplicationFailure.nonRetryable(`the batch has no items page ${index + 1}`, 'BadBatch');
+  return id;
+}
+
+async function release(pageId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(pageId).signal(releaseItemsSignal);
+  } catch {
+    // Already released and closed.
+  }
+}
+
+function publish(state: BatchState): void {
+  upsertSearchAttributes([{ key: SearchAttributes.batchStatus, value: state.status }]);
+  showProgress(state);
+}
+
+function showProgress(state: BatchState): void {
+  const { status, total, items } = state.progress();
+  const done = total.count - items.not_started.count - items.in_flight.count;
+  setCurrentDetails(`status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review`);
+}

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { BatchInput } from '../src/domain/batch';
+import { BatchState } from '../src/workflows/batch-state';
+
+const input: BatchInput = {
+  batchId: 'batch-acme-b1',
+  merchantId: 'acme',
+  reference: 'b1',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  itemCount: 5,
+  totalMinor: 50_000,
+  pageIds: ['p1'],
+  pageSize: 500,
+  concurrency: 2,
+  timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  maxRunEvents: 2000,
+};
+const now = new Date('2026-01-01T00:00:01.000Z');
+
+function startTwo(state: BatchState): void {
+  state.started('i1', 10_000);
+  state.started('i2', 10_000);
+}
+
+describe('BatchState', () => {
+  it('starts no more than the concurrency allows and frees a slot per settled item', () => {
+    const state = new BatchState(input, undefined, now);
+    assert.equal(state.freeSlots, 2);
+    startTwo(state);
+    assert.equal(state.freeSlots, 0);
+    state.settled({ paymentId: 'i1', status: 'succeeded' });
+    assert.equal(state.freeSlots, 1);
+    state.settled({ paymentId: 'i2', status: 'needs_review' });
+    assert.equal(state.freeSlots, 2, 'an item in review no longer holds a slot');
+  });
+
+  it('counts each item once, and moves a resolved review item to its outcome', () => {
+    const state = new BatchState(input, undefined, now);
+    startTwo(state);
+    state.settled({ paymentId: 'i1', status: 'failed' });
+    state.settled({ paymentId: 'i1', status: 'failed' });
+    state.settled({ paymentId: 'unknown', status: 'succeeded' });
+    state.settled({ paymentId: 'i2', status: 'needs_review' });
+    let progress = state.progress();
+    assert.deepEqual(progress.items.failed, { count: 1, amount: 100 });
+    assert.deepEqual(progress.items.needs_review, { count: 1, amount: 100 });
+    assert.deepEqual(progress.needs_review, ['i2']);
+    assert.deepEqual(progress.items.not_started, { count: 3, amount: 300 });
+    state.settled({ paymentId: 'i2', status: 'succeeded' });
+    progress = state.progress();
+    assert.deepEqual(progress.items.needs_review, { count: 0, amount: 0 });
+    assert.deepEqual(progress.items.succeeded, { count: 1, amount: 100 });
+    assert.deepEqual(progress.needs_review, []);
+  });
+
+  it('pauses, resumes and cancels, refusing what no longer applies', () => {
+    const state = new BatchState(input, undefined, now);
+    assert.equal(state.refusal('resume'), 'the batch is not paused');
+    state.apply('pause');
+    assert.equal(state.freeSlots, 0);
+    assert.equal(state.refusal('pause'), undefined, 'pausing twice is harmless');
+    state.apply('resume');
+    assert.equal(state.freeSlots, 2);
+    startTwo(state);
+    state.apply('cancel');
+    assert.equal(state.refusal('resume'), 'the batch is being cancelled');
+    assert.equal(state.drained, false, 'in-flight items finish first');
+    state.settled({ paymentId: 'i1', status: 'succeeded' });
+    state.settled({ paymentId: 'i2', status: 'succeeded' });
+    assert.equal(state.drained, true);
+    state.finish(now, ['r3', 'r4', 'r5']);
+    assert.equal(state.status, 'cancelled');
+    assert.deepEqual(state.progress().not_started, ['r3', 'r4', 'r5']);
+    assert.equal(state.refusal('cancel'), 'the batch is already cancelled');
+  });
+
+  it('completes once every item has started and none is in flight', () => {
+    const state = new BatchState({ ...input, itemCount: 2, totalMinor: 20_000 }, undefined, now);
+    startTwo(state);
+    assert.equal(state.drained, false);
+    state.settled({ paymentId: 'i1', status: 'succeeded' });
+    state.settled({ paymentId: 'i2', status: 'needs_review' });
+    assert.equal(state.drained, true);
+    state.finish(now, []);
+    const progress = state.progress();
+    assert.equal(progress.status, 'completed');
+    assert.equal(progress.not_started, null);
+    assert.equal(progress.finished_at, now.toISOString());
+  });
+
+  it('carries its state into a continued run', () => {
+    const first = new BatchState(input, undefined, now);
+    startTwo(first);
+    first.settled({ paymentId: 'i1', status: 'succeeded' });
+    const second = new BatchState(input, structuredClone(first.carry()), new Date());
+    assert.deepEqual(second.progress(), first.progress());
+    second.settled({ paymentId: 'i2', status: 'failed' });
+    assert.equal(second.progress().items.failed.count, 1);
+  });
+});

@@ -1,0 +1,37 @@
+import type { BatchProgress } from '../../src/domain/batch';
+import { OPERATOR_KEY } from './stack';
+import type { Stack } from './stack';
+
+/** A batch body whose items' sandbox scenarios cycle through `scenarios`. */
+export function batchBody(reference: string, count: number, scenarios: readonly string[] = ['00']) {
+  return {
+    reference,
+    items: Array.from({ length: count }, (_, i) => ({
+      reference: `item-${String(i + 1).padStart(5, '0')}`,
+      amount: 10 + (i % 7),
+      customer_name: 'Kofi Boateng',
+      bank_code: 'GH030100',
+      account_number: `1234${String(i).padStart(6, '0').slice(-4)}${scenarios[i % scenarios.length]}`,
+    })),
+  };
+}
+
+/** Polls a batch until the predicate holds. */
+export async function waitForBatch(
+  stack: Stack,
+  id: string,
+  done: (batch: BatchProgress) => boolean,
+  timeoutMs = 60_000,
+): Promise<BatchProgress> {
+  const deadline = Date.now() + timeoutMs;
+  let last: BatchProgress | undefined;
+  while (Date.now() < deadline) {
+    const response = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${id}`, undefined, OPERATOR_KEY);
+    if (response.status === 200) {
+      last = response.body;
+      if (done(last)) return last;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`batch ${id} did not get there in time; last: ${JSON.stringify(last)}`);
+}
