@@ -2,7 +2,7 @@ import type { BatchItem } from '../domain/batch';
 
 export interface BatchActivityDeps {
   /** Reads the items a page workflow holds. */
-  readItems(pageWorkflowId: string): Promise<BatchItem[]>;
+  readItems: (pageWorkflowId: string) => Promise<BatchItem[]>;
 }
 
 /** Builds the payout batch activities around their dependencies, so tests hand in fakes. */

@@ -1,9 +1,4 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type {
   PaymentInput,
@@ -26,7 +21,7 @@ import {
 } from '../workflows/definitions';
 import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
-import { PaymentError, temporalCall, translateTemporalError } from './errors';
+import { PaymentError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 
