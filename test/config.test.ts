@@ -6,6 +6,8 @@ const valid = {
   MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,fallback0123456789ab',
   OPERATOR_API_KEYS: 'op-0123456789abcdef',
   CALLBACK_SECRET: 's'.repeat(32),
+  PROVIDER_BASE_URL: 'https://provider.example',
+  PROVIDER_TOKEN: 'provider-token',
 };
 
 describe('configuration', () => {
@@ -22,6 +24,8 @@ describe('configuration', () => {
       { merchantId: 'default', key: 'fallback0123456789ab' },
     ]);
     assert.deepEqual(config.VOUCHER_CHANNELS, []);
+    assert.equal(config.BATCH_CONCURRENCY, 20);
+    assert.equal(config.BANK_LIST_REFRESH, 3_600_000);
   });
 
   it('names every bad variable and never echoes a secret', () => {

@@ -1,0 +1,172 @@
+// Benchmark: one 10,000-item payout batch through the real stack; prints items per second and peak worker memory.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { request } from 'undici';
+import { parseConfig, serverSchema } from '../src/config';
+import type { BatchProgress } from '../src/domain/batch';
+import { createSandbox } from '../src/sandbox/app';
+import { startServer } from '../src/server';
+import { connectClient } from '../src/temporal/client';
+import { startDevServer } from '../src/temporal/dev-server';
+import { freePort } from '../test/support/free-port';
+
+const root = resolve(__dirname, '..');
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
+const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '100';
+const MEMORY_LIMIT_MB = 400;
+const EVENTS_LIMIT = 10_000;
+const MERCHANT_KEY = 'mk_bench_0123456789abcdef';
+const OPERATOR_KEY = 'ok_bench_0123456789abcdef';
+const TOKEN = 'bench-sandbox-token';
+
+function log(line: string): void {
+  process.stdout.write(`[bench] ${line}\n`);
+}
+
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match?.[1] ? Number(match[1]) / 1024 : 0;
+}
+
+function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'worker.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolveChild, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('polling task queue')) resolveChild(child);
+    });
+    child.once('exit', (code) => reject(new Error(`the worker exited with code ${code}`)));
+  });
+}
+
+function batchBody(reference: string) {
+  return {
+    reference,
+    items: Array.from({ length: ITEMS }, (_, i) => ({
+      reference: `item-${i + 1}`,
+      amount: 10 + (i % 50),
+      customer_name: 'Kofi Boateng',
+      bank_code: 'GH030100',
+      // One item in ten fails; the rest succeed by callback.
+      account_number: `12345678${i % 10 === 0 ? '11' : '00'}`,
+      description: `salary ${i + 1}`,
+    })),
+  };
+}
+
+async function main(): Promise<number> {
+  const tmp = join(root, '.tmp');
+  mkdirSync(tmp, { recursive: true });
+  log(`starting Temporal, the sandbox and a worker process for ${ITEMS} items at concurrency ${CONCURRENCY}…`);
+  const [devServer, bundle] = await Promise.all([
+    freePort().then((port) => startDevServer({ port, namespace: 'default' })),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: undefined }),
+  ]);
+  const bundlePath = join(tmp, 'bench-workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  const sandbox = await createSandbox({
+    token: TOKEN,
+    callbackDelayMs: 200,
+    slowResponseMs: 30_000,
+    auto3ds: 'approve',
+    host: '127.0.0.1',
+    port: 0,
+    logger: false,
+  });
+  const common = {
+    TEMPORAL_ADDRESS: devServer.address,
+    TASK_QUEUE: 'bench',
+    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_TOKEN: TOKEN,
+    LOG_LEVEL: 'warn',
+  };
+  const worker = await startWorker({ ...process.env, ...common, WORKFLOW_BUNDLE_PATH: bundlePath });
+  const port = await freePort();
+  const server = await startServer(
+    parseConfig(serverSchema, {
+      ...common,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
+      OPERATOR_API_KEYS: OPERATOR_KEY,
+      CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
+      BATCH_CONCURRENCY: CONCURRENCY,
+    }),
+  );
+  const api = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> => {
+    const response = await request(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as T };
+  };
+
+  let peakMb = rssMb(worker.pid ?? 0);
+  const sampler = setInterval(() => {
+    peakMb = Math.max(peakMb, rssMb(worker.pid ?? 0));
+  }, 250);
+  try {
+    const started = Date.now();
+    const created = await api<BatchProgress>('POST', '/v1/payout-batches', batchBody(`bench-${Date.now()}`));
+    if (created.status !== 201) throw new Error(`the batch was refused: ${JSON.stringify(created.body)}`);
+    const accepted = Date.now();
+    log(`batch ${created.body.id} accepted in ${((accepted - started) / 1000).toFixed(1)}s`);
+    let batch = created.body;
+    let lastPrint = 0;
+    while (batch.status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 1000));
+      const polled = await api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`);
+      if (polled.status !== 200) continue; // a busy worker may miss a query deadline; ask again
+      batch = polled.body;
+      const done = ITEMS - batch.items.not_started.count - batch.items.in_flight.count;
+      if (Date.now() - lastPrint >= 5000 || batch.status === 'completed') {
+        lastPrint = Date.now();
+        const rate = done / ((Date.now() - accepted) / 1000);
+        const left = rate > 0 ? (ITEMS - done) / rate : 0;
+        log(
+          `${done}/${ITEMS} done · ${rate.toFixed(1)} items/s · ~${left.toFixed(0)}s left · worker RSS ${rssMb(worker.pid ?? 0).toFixed(0)} MB`,
+        );
+      }
+    }
+    const seconds = (Date.now() - accepted) / 1000;
+
+    const client = await connectClient({ TEMPORAL_ADDRESS: devServer.address, TEMPORAL_NAMESPACE: 'default' });
+    let runs = 0;
+    let maxEvents = 0;
+    for await (const run of client.workflow.list({ query: `WorkflowId = "${batch.id}"` })) {
+      runs += 1;
+      maxEvents = Math.max(maxEvents, run.historyLength);
+    }
+    await client.connection.close();
+
+    const ok = peakMb < MEMORY_LIMIT_MB && maxEvents <= EVENTS_LIMIT && batch.items.succeeded.count > 0;
+    log('results');
+    log(`  items                 ${ITEMS} (succeeded ${batch.items.succeeded.count}, failed ${batch.items.failed.count})`);
+    log(`  throughput            ${(ITEMS / seconds).toFixed(1)} items/s (${seconds.toFixed(0)} s)`);
+    log(`  peak worker memory    ${peakMb.toFixed(0)} MB RSS (limit ${MEMORY_LIMIT_MB} MB)`);
+    log(`  batch workflow runs   ${runs}, longest history ${maxEvents} events (limit ${EVENTS_LIMIT})`);
+    log(ok ? 'PASS' : 'FAIL');
+    return ok ? 0 : 1;
+  } finally {
+    clearInterval(sampler);
+    worker.kill('SIGTERM');
+    await server.close();
+    await sandbox.close();
+    await devServer.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`[bench] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
