@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { request } from 'undici';
-import { parseConfig, serverSchema } from '../src/config';
+import { WORKER_HEAP_FLAG, parseConfig, serverSchema } from '../src/config';
 import type { BatchProgress } from '../src/domain/batch';
 import { createSandbox } from '../src/sandbox/app';
 import { startServer } from '../src/server';
@@ -15,7 +15,7 @@ import { freePort } from '../test/support/free-port';
 
 const root = resolve(__dirname, '..');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
-const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '100';
+const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '50';
 const MEMORY_LIMIT_MB = 400;
 const EVENTS_LIMIT = 10_000;
 const MERCHANT_KEY = 'mk_bench_0123456789abcdef';
@@ -32,7 +32,7 @@ function rssMb(pid: number): number {
 }
 
 function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'worker.ts')], {
+  const child = spawn(process.execPath, [WORKER_HEAP_FLAG, '--import', 'tsx', join(root, 'src', 'worker.ts')], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -108,6 +108,13 @@ async function main(): Promise<number> {
     return { status: response.statusCode, body: (await response.body.json()) as T };
   };
 
+  const stopAll = () => {
+    worker.kill('SIGKILL');
+    devServer.process.kill('SIGKILL');
+    process.exit(130);
+  };
+  process.once('SIGINT', stopAll);
+  process.once('SIGTERM', stopAll);
   let peakMb = rssMb(worker.pid ?? 0);
   const sampler = setInterval(() => {
     peakMb = Math.max(peakMb, rssMb(worker.pid ?? 0));
@@ -148,7 +155,9 @@ async function main(): Promise<number> {
 
     const ok = peakMb < MEMORY_LIMIT_MB && maxEvents <= EVENTS_LIMIT && batch.items.succeeded.count > 0;
     log('results');
-    log(`  items                 ${ITEMS} (succeeded ${batch.items.succeeded.count}, failed ${batch.items.failed.count})`);
+    log(
+      `  items                 ${ITEMS} (succeeded ${batch.items.succeeded.count}, failed ${batch.items.failed.count})`,
+    );
     log(`  throughput            ${(ITEMS / seconds).toFixed(1)} items/s (${seconds.toFixed(0)} s)`);
     log(`  peak worker memory    ${peakMb.toFixed(0)} MB RSS (limit ${MEMORY_LIMIT_MB} MB)`);
     log(`  batch workflow runs   ${runs}, longest history ${maxEvents} events (limit ${EVENTS_LIMIT})`);

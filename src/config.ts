@@ -71,6 +71,12 @@ const logging = {
     .transform((v) => v === 'true'),
 };
 
+/**
+ * Heap cap for the worker process (also in package.json's `worker` script): without it V8 grows its heap lazily
+ * towards gigabytes before collecting, and the worker's memory follows its load instead of its cache size.
+ */
+export const WORKER_HEAP_FLAG = '--max-old-space-size=256';
+
 export const workerSchema = z.object({
   ...temporal,
   ...provider,

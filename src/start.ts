@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfigOrExit, startSchema } from './config';
+import { WORKER_HEAP_FLAG, loadConfigOrExit, startSchema } from './config';
 import { startDevServer } from './temporal/dev-server';
 import type { DevServer } from './temporal/dev-server';
 
@@ -87,8 +87,13 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
 
-  const launch = (name: string, script: string, extraEnv: NodeJS.ProcessEnv = {}): ChildProcess => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, script)], {
+  const launch = (
+    name: string,
+    script: string,
+    extraEnv: NodeJS.ProcessEnv = {},
+    flags: string[] = [],
+  ): ChildProcess => {
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(__dirname, script)], {
       env: { ...env, ...extraEnv },
       stdio: 'inherit',
     });
@@ -129,7 +134,7 @@ async function main(): Promise<void> {
         PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
       });
     }
-    launch('worker', 'worker.ts');
+    launch('worker', 'worker.ts', {}, [WORKER_HEAP_FLAG]);
     const server = launch('server', 'server.ts');
     await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
   } catch (err) {
