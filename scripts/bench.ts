@@ -1,17 +1,16 @@
 // Benchmark: one 10,000-item payout batch through the real stack; prints items per second and peak worker memory.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { request } from 'undici';
-import { WORKER_HEAP_FLAG, parseConfig, serverSchema } from '../src/config';
+import { parseConfig, serverSchema } from '../src/config';
 import type { BatchProgress } from '../src/domain/batch';
 import { createSandbox } from '../src/sandbox/app';
 import { startServer } from '../src/server';
 import { connectClient } from '../src/temporal/client';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freePort } from '../test/support/free-port';
+import { startWorkerProcess } from '../test/support/worker-process';
 
 const root = resolve(__dirname, '..');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
@@ -29,20 +28,6 @@ function log(line: string): void {
 function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match?.[1] ? Number(match[1]) / 1024 : 0;
-}
-
-function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [WORKER_HEAP_FLAG, '--import', 'tsx', join(root, 'src', 'worker.ts')], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolveChild, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('polling task queue')) resolveChild(child);
-    });
-    child.once('exit', (code) => reject(new Error(`the worker exited with code ${code}`)));
-  });
 }
 
 function batchBody(reference: string) {
@@ -86,7 +71,7 @@ async function main(): Promise<number> {
     PROVIDER_TOKEN: TOKEN,
     LOG_LEVEL: 'warn',
   };
-  const worker = await startWorker({ ...process.env, ...common, WORKFLOW_BUNDLE_PATH: bundlePath });
+  const worker = await startWorkerProcess({ ...common, WORKFLOW_BUNDLE_PATH: bundlePath });
   const port = await freePort();
   const server = await startServer(
     parseConfig(serverSchema, {

@@ -75,7 +75,7 @@ const logging = {
  * Heap cap for the worker process (also in package.json's `worker` script): without it V8 grows its heap lazily
  * towards gigabytes before collecting, and the worker's memory follows its load instead of its cache size.
  */
-export const WORKER_HEAP_FLAG = '--max-old-space-size=256';
+export const WORKER_HEAP_FLAG = '--max-old-space-size=192';
 
 export const workerSchema = z.object({
   ...temporal,
