@@ -82,7 +82,7 @@ export const workerSchema = z.object({
   ...provider,
   ...logging,
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(200),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
 });
 
 export const serverSchema = z.object({
