@@ -59,9 +59,12 @@ export interface PaymentSummary {
 
 export interface ListFilter {
   merchantId?: string;
-  status?: PaymentStatus;
+  /** One status, or any of several. */
+  status?: PaymentStatus | readonly PaymentStatus[];
   type?: PaymentType;
   reference?: string;
+  createdBefore?: Date;
+  createdAfter?: Date;
   limit: number;
 }
 
@@ -136,9 +139,14 @@ export class Payments {
       if (value !== undefined) clauses.push(`${name} = ${JSON.stringify(value)}`);
     };
     eq(SearchAttributes.merchant.name, filter.merchantId);
-    eq(SearchAttributes.status.name, filter.status);
+    const statuses = filter.status === undefined ? [] : [filter.status].flat();
+    if (statuses.length > 0) {
+      clauses.push(`${SearchAttributes.status.name} IN (${statuses.map((s) => JSON.stringify(s)).join(', ')})`);
+    }
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
+    if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
+    if (filter.createdAfter) clauses.push(`StartTime > ${JSON.stringify(filter.createdAfter.toISOString())}`);
     const summaries: PaymentSummary[] = [];
     await this.temporal(async () => {
       for await (const info of this.client.workflow.list({ query: clauses.join(' AND '), pageSize: filter.limit })) {
