@@ -10,11 +10,14 @@ export const cliSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
 });
 
-/** A failure the CLI reports as one line on stderr and an exit code (2: bad usage, 1: anything else). */
+/** The CLI's exit codes, for scripts. */
+export const EXIT = { failed: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5 } as const;
+
+/** A failure the CLI reports as one line on stderr with an exit code. */
 export class CliError extends Error {
   constructor(
     message: string,
-    readonly exitCode = 1,
+    readonly exitCode: number = EXIT.failed,
   ) {
     super(message);
   }
@@ -41,7 +44,7 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
   try {
     config = parseConfig(cliSchema, env);
   } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, 2);
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
   const target = `${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`;
@@ -49,7 +52,7 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
   const client = () =>
     (connecting ??= connectClient(config).catch((err: unknown) => {
       const reason = err instanceof Error ? err.message : String(err);
-      throw new CliError(`cannot reach Temporal at ${target}: ${reason}`);
+      throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
     }));
   return {
     target,

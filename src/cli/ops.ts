@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { PaymentError } from '../temporal/payments';
-import { CliError, createContext } from './context';
+import { CliError, EXIT, createContext } from './context';
 import type { OpsContext } from './context';
 import { registerList } from './list';
 import { registerResolve } from './resolve';
@@ -14,7 +14,11 @@ export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
 
 const COMMANDS: readonly RegisterCommand[] = [registerList, registerShow, registerResolve, registerStuck];
 
-const EXIT_CODE: Record<PaymentError['kind'], number> = { not_found: 3, conflict: 4, unavailable: 5 };
+const EXIT_CODE: Record<PaymentError['kind'], number> = {
+  not_found: EXIT.notFound,
+  conflict: EXIT.conflict,
+  unavailable: EXIT.unavailable,
+};
 
 /** Runs the CLI on the given arguments; resolves to the process exit code. */
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -39,14 +43,14 @@ export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = p
 function report(err: unknown, target: string | undefined): number {
   if (err instanceof CommanderError) {
     // Commander already printed help or its own message.
-    return err.exitCode === 0 ? 0 : 2;
+    return err.exitCode === 0 ? 0 : EXIT.usage;
   }
   if (err instanceof CliError) return fail(err.message, err.exitCode);
   if (err instanceof PaymentError) {
     const message = err.kind === 'unavailable' ? `${err.message} (Temporal at ${target})` : err.message;
     return fail(message, EXIT_CODE[err.kind]);
   }
-  return fail(err instanceof Error ? err.message : String(err), 1);
+  return fail(err instanceof Error ? err.message : String(err), EXIT.failed);
 }
 
 function fail(message: string, code: number): number {

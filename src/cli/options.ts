@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
-import { CliError } from './context';
+import { CliError, EXIT } from './context';
 
 /** A command-line duration (`90s`, `5m`, `2h`, `1d`) in milliseconds. */
 export const durationOption = z.string().transform((text, ctx) => {
@@ -24,7 +24,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, options: unknown): 
     const flag = key ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : 'options';
     return `${flag}: ${issue.message}`;
   });
-  throw new CliError(problems.join('; '), 2);
+  throw new CliError(problems.join('; '), EXIT.usage);
 }
 
 /** The `--json` flag every command takes, read from the program's global options. */

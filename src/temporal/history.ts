@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeUserMetadata } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { callbackSignal } from '../workflows/definitions';
 
 /** One step of a workflow's Temporal history, in an operator's words. */
 export interface HistoryStep {
@@ -11,6 +12,8 @@ export interface HistoryStep {
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+const SIGNALS: Record<string, string> = { [callbackSignal.name]: 'provider callback received' };
 
 const CLOSED: Partial<Record<temporal.api.enums.v1.EventType, string>> = {
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED]: 'workflow completed',
@@ -66,8 +69,10 @@ function describe(event: HistoryEvent, summary: string | undefined, labels: Map<
       return `${label(`timer:${event.timerFiredEventAttributes?.timerId}`)}: time is up`;
     case EventType.EVENT_TYPE_TIMER_CANCELED:
       return `${label(`timer:${event.timerCanceledEventAttributes?.timerId}`)}: ended early`;
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-      return `signal ${event.workflowExecutionSignaledEventAttributes?.signalName ?? ''} received`;
+    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
+      const name = event.workflowExecutionSignaledEventAttributes?.signalName ?? '';
+      return SIGNALS[name] ?? `signal ${name} received`;
+    }
     case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
       const attrs = event.workflowExecutionUpdateAcceptedEventAttributes;
       const name = attrs?.acceptedRequest?.input?.name ?? 'update';

@@ -25,6 +25,7 @@ import {
   resolveUpdate,
 } from '../workflows/definitions';
 import { PaymentState } from '../workflows/payment-state';
+import { paymentDetails, paymentSummary } from './payment-metadata';
 import type { paymentWorkflow } from '../workflows';
 
 /** A failure the HTTP layer turns into a status code without knowing Temporal. */
@@ -96,7 +97,8 @@ export class Payments {
           args: [input],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
-          staticSummary: `${request.type.replace(/_/g, ' ')} ${request.amount} · ${request.reference}`,
+          staticSummary: paymentSummary(request),
+          staticDetails: paymentDetails(merchantId, request, input.createdAt),
           typedSearchAttributes: [
             { key: SearchAttributes.status, value: 'initiating' },
             { key: SearchAttributes.type, value: request.type },

@@ -12,8 +12,9 @@ import {
 import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
 import { FailureTypes } from '../domain/payment';
-import type { Failure, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
+import type { Failure, PaymentInput, PaymentResource, ResolveInput } from '../domain/payment';
 import { callbackSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import { currentDetails } from './payment-details';
 import { PaymentState } from './payment-state';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
@@ -44,7 +45,7 @@ const ACTIVITY_SUMMARY = {
 
 /** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
-  const state = new PaymentState(input, publishStatus);
+  const state: PaymentState = new PaymentState(input, () => publishStatus(state));
   setHandler(paymentQuery, () => state.resource);
   setHandler(callbackSignal, (callback) => state.callback(callback, workflowTime()));
   setHandler(
@@ -78,9 +79,9 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
   return state.resource;
 }
 
-function publishStatus(status: PaymentStatus): void {
-  upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
-  setCurrentDetails(`status: ${status}`);
+function publishStatus(state: PaymentState): void {
+  upsertSearchAttributes([{ key: SearchAttributes.status, value: state.status }]);
+  setCurrentDetails(currentDetails(state.resource));
 }
 
 async function initiate(state: PaymentState, input: PaymentInput): Promise<void> {
@@ -122,6 +123,7 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
+      setCurrentDetails(currentDetails(state.resource));
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : err;
       state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());
