@@ -27,7 +27,7 @@ export function registerShow(program: Command, ctx: OpsContext): void {
         ctx.write(json({ payment, workflow, history }));
         return;
       }
-      ctx.write(paymentFields(payment, workflow.status, workflow.summary));
+      ctx.write(paymentFields(payment, workflow.status));
       ctx.write('\nTimeline\n');
       ctx.write(
         table(
@@ -47,11 +47,10 @@ export function registerShow(program: Command, ctx: OpsContext): void {
     });
 }
 
-function paymentFields(payment: PaymentResource, workflowStatus: string, summary: string | null): string {
+function paymentFields(payment: PaymentResource, workflowStatus: string): string {
   const { provider, failure } = payment;
   return fields({
     id: payment.id,
-    summary,
     status: payment.status,
     type: payment.type,
     reference: payment.reference,

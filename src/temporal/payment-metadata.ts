@@ -2,9 +2,9 @@ import type { PaymentRequest } from '../domain/requests';
 
 // What the Temporal Web UI shows at the top of a payment workflow (its static summary and details).
 
-/** One line for the workflow list and header: `card payment 40 · order-1002`. */
+/** One line for the workflow list and header: `card payment 40 · order-1002` (the UI renders it as Markdown). */
 export function paymentSummary(request: PaymentRequest): string {
-  return `${request.type.replace(/_/g, ' ')} ${request.amount} · ${request.reference}`;
+  return `${request.type.replace(/_/g, ' ')} ${request.amount} · ${escapeMarkdown(request.reference)}`;
 }
 
 /** Markdown details fixed at creation; no personal data beyond a card's last four digits. */
@@ -17,4 +17,9 @@ export function paymentDetails(merchantId: string, request: PaymentRequest, crea
     `created ${createdAt}`,
   ];
   return lines.filter(Boolean).join('  \n');
+}
+
+/** Keeps a reference like `order_1_2` literal in Markdown. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/[_*`\\[\]]/g, '\\$&');
 }
