@@ -69,7 +69,7 @@ after(() => stack.close());
 describe('ops list', () => {
   it('filters by reference, status, type and age, as a table and as JSON', async () => {
     const byReference = await opsJsonUntil<PaymentSummary[]>(
-      ['list', '--reference', settled.reference],
+      ['list', '--reference', settled.reference, '--merchant', 'acme'],
       (list) => list[0]?.status === 'succeeded',
     );
     assert.deepEqual(
@@ -91,6 +91,8 @@ describe('ops list', () => {
     const old = await ops(['list', '--reference', settled.reference, '--older-than', '1h']);
     assert.equal(old.code, 0, old.stderr);
     assert.equal(old.stdout, '(none)\n');
+    const otherMerchant = await ops(['list', '--reference', settled.reference, '--merchant', 'other', '--json']);
+    assert.deepEqual(JSON.parse(otherMerchant.stdout), []);
 
     const table = await ops(['list', '--reference', settled.reference]);
     assert.equal(table.code, 0, table.stderr);

@@ -5,7 +5,7 @@ export function currentDetails(payment: PaymentResource): string {
   const last = payment.events.at(-1);
   const lastText = last && [last.type, last.outcome, last.message].filter(Boolean).join(' · ');
   const lines = [
-    `status: **${payment.status}** since ${payment.updated_at}`,
+    `status: **${payment.status}**, updated ${payment.updated_at}`,
     lastText ? `last event: ${lastText}` : undefined,
     payment.provider.transaction_id ? `provider transaction: \`${payment.provider.transaction_id}\`` : undefined,
     payment.failure ? `failure: ${payment.failure.code} · ${payment.failure.message}` : undefined,
