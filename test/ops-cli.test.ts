@@ -211,6 +211,9 @@ describe('ops errors', () => {
     assert.equal(run.code, 3);
     assert.equal(run.stderr, 'ops: no payment payment-acme-no-such-reference\n');
     assert.equal(run.stdout, '');
+    const resolve = await ops(['resolve', 'payment-acme-no-such-reference', '--outcome', 'failed', '--note', 'x']);
+    assert.equal(resolve.code, 3);
+    assert.equal(resolve.stderr, 'ops: no payment payment-acme-no-such-reference\n');
   });
 
   it('bad filters name the flag', async () => {

@@ -97,8 +97,10 @@ it("a card payment's 3-D Secure page approves it, returns the payer to the merch
     return_url: returnUrl,
   });
   assert.equal(created.status, 201);
-  const redirect = created.body.next_action?.url;
-  assert.ok(redirect, JSON.stringify(created.body));
+  // Under load the answer may come before the initiation step ("initiating"); the redirect comes with "pending".
+  const pending = await api.waitFor(created.body.id, 'pending');
+  const redirect = pending.next_action?.url;
+  assert.ok(redirect, JSON.stringify(pending));
 
   await page.goto(redirect);
   await page.getByText('3-D Secure check').first().waitFor();

@@ -29,11 +29,15 @@ export async function startSystem(env: Record<string, string>): Promise<StartedS
   return { child, output: () => output };
 }
 
-/** Stops it as Ctrl-C does; resolves to its exit code. */
+/** Stops it as Ctrl-C does (SIGKILL after 30 s); resolves to its exit code. */
 export async function stopSystem(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode;
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGINT');
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
 }
 
 /** The merchant API of a started system, with one key, and a wait for a payment's status. */
