@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, parseConfig } from '../config';
 import { connectClient } from '../temporal/client';
@@ -32,6 +33,9 @@ export interface OpsContext {
   write(text: string): void;
   close(): Promise<void>;
 }
+
+/** Adds one command (or a group of them) to the program. */
+export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
 
 // The CLI reads, lists and resolves payments; it never creates one, so the creation settings are never consulted.
 const NOT_FOR_CREATION = () => {

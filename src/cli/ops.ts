@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { PaymentError } from '../temporal/payments';
 import { CliError, EXIT, createContext } from './context';
-import type { OpsContext } from './context';
+import type { OpsContext, RegisterCommand } from './context';
 import { registerList } from './list';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
@@ -9,9 +9,7 @@ import { registerStuck } from './stuck';
 
 // Entry of `npm run ops -- <command>`: the operators' view of payments on any Temporal cluster.
 
-/** Adds one command (or a group of them) to the program; a new command is one more entry in COMMANDS. */
-export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
-
+// A new command (or group, like `batch`) is a RegisterCommand in its own file and one more entry here.
 const COMMANDS: readonly RegisterCommand[] = [registerList, registerShow, registerResolve, registerStuck];
 
 const EXIT_CODE: Record<PaymentError['kind'], number> = {
