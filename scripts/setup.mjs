@@ -1,4 +1,4 @@
-// Installs what a fresh clone needs: npm dependencies and the pinned Temporal binaries.
+// Installs what a fresh clone needs: npm dependencies, the pinned Temporal binaries and (for the tests) Chromium.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, chmodSync, renameSync } from 'node:fs';
@@ -16,8 +16,8 @@ function log(message) {
   process.stdout.write(`[setup] ${message}\n`);
 }
 
-function run(cmd, args) {
-  execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+function run(cmd, args, env = process.env) {
+  execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env });
 }
 
 function npmDependencies() {
@@ -76,9 +76,30 @@ function temporalBinaries() {
   rmSync(download, { recursive: true, force: true });
 }
 
+// The browser test drives Debian's Chromium through playwright-core; `npm start` does not need it, so it skips this.
+function chromium() {
+  if (!['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '')) return;
+  const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (existsSync(path)) return;
+  if (process.env.CHROMIUM_PATH) throw new Error(`CHROMIUM_PATH points at ${path}, which does not exist`);
+  if (process.getuid?.() !== 0) {
+    throw new Error("the browser test needs Debian's chromium: `sudo apt-get install chromium`, or set CHROMIUM_PATH");
+  }
+  log("installing Debian's chromium for the browser test (apt-get, ~100 MB)…");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  try {
+    run('apt-get', ['install', '-y', 'chromium'], env);
+  } catch {
+    // A bare machine may have no package lists yet.
+    run('apt-get', ['update'], env);
+    run('apt-get', ['install', '-y', 'chromium'], env);
+  }
+}
+
 try {
   npmDependencies();
   temporalBinaries();
+  chromium();
 } catch (err) {
   process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,45 +1,22 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from 'undici';
-import type { PaymentResource } from '../src/domain/payment';
 import { freePort } from './support/free-port';
+import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest } from './support/requests';
 
 // `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'start-test-'));
 let running: ChildProcess | undefined;
-after(() => {
-  running?.kill('SIGKILL');
+after(async () => {
+  if (running) await stopSystem(running);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'start.ts')], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running = child;
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!output.includes('is running')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { child, output: () => output };
-}
-
-async function stop(child: ChildProcess): Promise<number | null> {
-  child.kill('SIGINT');
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
 
 it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a restart keeps every payment', async () => {
   const ports = { PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort() };
@@ -54,30 +31,15 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
     LOG_LEVEL: 'warn',
   };
   const base = `http://127.0.0.1:${ports.PORT}`;
-  const first = await start(env);
+  const first = await startSystem(env);
+  running = first.child;
   assert.match(first.output(), new RegExp(`Temporal Web UI\\s+http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`));
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(first.output())?.[1];
   assert.ok(key, first.output());
   const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
   assert.equal(secrets.merchantKey, key);
 
-  const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await request(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.statusCode, body: (await response.body.json()) as PaymentResource };
-  };
-  const waitFor = async (id: string, status: string) => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const payment = (await api('GET', `/v1/payments/${id}`)).body;
-      if (payment.status === status) return payment;
-      if (Date.now() > deadline) throw new Error(`${id} is ${payment.status}, not ${status}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  const { api, waitFor } = merchantApi(base, key);
 
   const done = await api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
   assert.equal(done.status, 201);
@@ -85,12 +47,14 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   // Scenario 33 never calls back: this payment is still waiting when the system stops.
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');
-  assert.equal(await stop(first.child), 0);
+  assert.equal(await stopSystem(first.child), 0);
 
-  const second = await start(env);
+  const second = await startSystem(env);
+  running = second.child;
   assert.ok(second.output().includes(key), 'the same keys after a restart');
-  assert.equal((await api('GET', `/v1/payments/${done.body.id}`)).body.status, 'succeeded');
-  assert.equal((await api('GET', `/v1/payments/${waiting.body.id}`)).body.status, 'pending');
+  // The worker may still be starting (reads answer 503 until it polls): wait for it, the statuses must be the same.
+  await waitFor(done.body.id, 'succeeded');
+  await waitFor(waiting.body.id, 'pending');
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
   const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
     callback_url: string;
@@ -105,5 +69,5 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   assert.equal(callback.statusCode, 200);
   await callback.body.dump();
   await waitFor(waiting.body.id, 'succeeded');
-  assert.equal(await stop(second.child), 0);
+  assert.equal(await stopSystem(second.child), 0);
 });

@@ -83,3 +83,9 @@ export const PAYMENT_TYPES = [
   'card_payment',
   'bank_credit',
 ] as const satisfies readonly PaymentType[];
+
+/** An operator's decision on a payment in review, from the API or the CLI. */
+export const resolutionSchema = z.strictObject({
+  outcome: z.enum(['succeeded', 'failed']),
+  note: z.string().trim().min(1, 'is required').max(500),
+});

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { BankDirectory } from '../banks/directory';
 import { PAYMENT_STATUSES } from '../domain/payment';
-import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema } from '../domain/requests';
+import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
 import { PaymentError } from '../temporal/payments';
 import type { Payments } from '../temporal/payments';
@@ -22,11 +22,6 @@ const listQuery = z.strictObject({
   type: z.enum(PAYMENT_TYPES).optional(),
   reference: referenceSchema.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
-});
-
-const resolveBody = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed']),
-  note: z.string().trim().min(1, 'is required').max(500),
 });
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
@@ -66,7 +61,7 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
     const caller = keys.authenticate(request);
     if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can resolve payments');
     const { id } = idParams.parse(request.params);
-    const body = resolveBody.safeParse(request.body);
+    const body = resolutionSchema.safeParse(request.body);
     if (!body.success) throw validationError(body.error);
     const payment = await payments.resolve(id, { ...body.data, operator: 'api' });
     request.log.info({ paymentId: id, outcome: body.data.outcome }, 'payment resolved by an operator');

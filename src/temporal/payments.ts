@@ -15,10 +15,10 @@ import {
   callbackSignal,
   paymentQuery,
   paymentSearchAttributes,
-  paymentSummary,
   paymentWorkflowId,
   resolveUpdate,
 } from '../workflows/definitions';
+import { paymentDetails, paymentSummary } from '../workflows/payment-metadata';
 import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
 import { PaymentError, temporalCall } from './errors';
@@ -49,9 +49,12 @@ export interface PaymentSummary {
 
 export interface ListFilter {
   merchantId?: string;
-  status?: PaymentStatus;
+  /** One status, or any of several. */
+  status?: PaymentStatus | readonly PaymentStatus[];
   type?: PaymentType;
   reference?: string;
+  createdBefore?: Date;
+  createdAfter?: Date;
   limit: number;
 }
 
@@ -84,6 +87,7 @@ export class Payments {
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: paymentSummary(request),
+          staticDetails: paymentDetails(merchantId, request, input.createdAt),
           typedSearchAttributes: paymentSearchAttributes(input),
         }),
       );
@@ -110,9 +114,14 @@ export class Payments {
       if (value !== undefined) clauses.push(`${name} = ${JSON.stringify(value)}`);
     };
     eq(SearchAttributes.merchant.name, filter.merchantId);
-    eq(SearchAttributes.status.name, filter.status);
+    const statuses = filter.status === undefined ? [] : [filter.status].flat();
+    if (statuses.length > 0) {
+      clauses.push(`${SearchAttributes.status.name} IN (${statuses.map((s) => JSON.stringify(s)).join(', ')})`);
+    }
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
+    if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
+    if (filter.createdAfter) clauses.push(`StartTime > ${JSON.stringify(filter.createdAfter.toISOString())}`);
     const summaries: PaymentSummary[] = [];
     await temporalCall(async () => {
       for await (const info of this.client.workflow.list({ query: clauses.join(' AND '), pageSize: filter.limit })) {

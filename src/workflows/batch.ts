@@ -26,9 +26,9 @@ import {
   batchProgressQuery,
   itemSettledSignal,
   paymentSearchAttributes,
-  paymentSummary,
   releaseItemsSignal,
 } from './definitions';
+import { paymentDetails, paymentSummary } from './payment-metadata';
 import { paymentWorkflow } from './payment';
 import { workflowTime } from './time';
 
@@ -128,6 +128,7 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       staticSummary: paymentSummary(item.request),
+      staticDetails: paymentDetails(input.merchantId, item.request, payment.createdAt),
       typedSearchAttributes: paymentSearchAttributes(payment),
     });
   } catch (err) {

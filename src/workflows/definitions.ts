@@ -3,7 +3,6 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
-import type { PaymentRequest } from '../domain/requests';
 
 // The one place that names the payment workflow's messages and search attributes for workflow, worker and callers.
 
@@ -46,11 +45,6 @@ export function batchItemPaymentId(merchantId: string, batchReference: string, i
 /** The workflow ID of a merchant's payout batch. */
 export function batchWorkflowId(merchantId: string, reference: string): string {
   return `batch-${merchantId}-${reference}`;
-}
-
-/** The one-line summary the Web UI shows for a payment. */
-export function paymentSummary(request: PaymentRequest): string {
-  return `${request.type.replace(/_/g, ' ')} ${request.amount} · ${request.reference}`;
 }
 
 /** The search attributes a payment workflow starts with, single or batch item alike. */

@@ -13,8 +13,9 @@ import {
 import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
 import { FailureTypes, isTerminal } from '../domain/payment';
-import type { Failure, Outcome, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
+import type { Failure, Outcome, PaymentInput, PaymentResource, ResolveInput } from '../domain/payment';
 import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import { currentDetails } from './payment-details';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
 
@@ -42,8 +43,8 @@ const ACTIVITY_SUMMARY = {
 /** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
   const reports: Promise<void>[] = [];
-  const state = new PaymentState(input, (status) => {
-    publishStatus(status);
+  const state: PaymentState = new PaymentState(input, (status) => {
+    publishStatus(state);
     if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
       reports.push(reportToBatch(input.batchId, input.paymentId, status));
     }
@@ -90,9 +91,9 @@ async function reportToBatch(batchId: string, paymentId: string, status: 'needs_
   }
 }
 
-function publishStatus(status: PaymentStatus): void {
-  upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
-  setCurrentDetails(`status: ${status}`);
+function publishStatus(state: PaymentState): void {
+  upsertSearchAttributes([{ key: SearchAttributes.status, value: state.status }]);
+  setCurrentDetails(currentDetails(state.resource));
 }
 
 async function initiate(state: PaymentState, input: PaymentInput): Promise<void> {
@@ -134,6 +135,7 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
+      setCurrentDetails(currentDetails(state.resource));
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : err;
       state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());

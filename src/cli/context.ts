@@ -1,0 +1,79 @@
+import type { Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ConfigError, parseConfig } from '../config';
+import { connectClient } from '../temporal/client';
+import { Payments } from '../temporal/payments';
+
+/** What the operator CLI reads from the environment: the same `TEMPORAL_*` settings as the worker and server. */
+export const cliSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+});
+
+/** The CLI's exit codes, for scripts. */
+export const EXIT = { failed: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5 } as const;
+
+/** A failure the CLI reports as one line on stderr with an exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
+    super(message);
+  }
+}
+
+/** What every command gets: a Temporal connection made on first use, and where to write. */
+export interface OpsContext {
+  client(): Promise<Client>;
+  payments(): Promise<Payments>;
+  /** The Temporal cluster the commands talk to, for messages. */
+  readonly target: string;
+  write(text: string): void;
+  close(): Promise<void>;
+}
+
+/** Adds one command (or a group of them) to the program. */
+export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
+
+// The CLI reads, lists and resolves payments; it never creates one, so the creation settings are never consulted.
+const NOT_FOR_CREATION = () => {
+  throw new Error('the operator CLI does not create payments');
+};
+
+/** Builds the context from the environment; the connection is only opened by the first command that needs it. */
+export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
+  let config: z.infer<typeof cliSchema>;
+  try {
+    config = parseConfig(cliSchema, env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
+  const target = `${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`;
+  let connecting: Promise<Client> | undefined;
+  const client = () =>
+    (connecting ??= connectClient(config).catch((err: unknown) => {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
+    }));
+  return {
+    target,
+    client,
+    write,
+    async payments() {
+      return new Payments(await client(), {
+        taskQueue: '',
+        fingerprintSecret: '',
+        initiationWaitMs: 0,
+        timingFor: NOT_FOR_CREATION,
+        callbackUrlFor: NOT_FOR_CREATION,
+      });
+    },
+    async close() {
+      const opened = await connecting?.catch(() => undefined);
+      await opened?.connection.close();
+    },
+  };
+}
