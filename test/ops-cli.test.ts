@@ -1,46 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment';
 import type { HistoryStep } from '../src/temporal/history';
 import type { PaymentSummary } from '../src/temporal/payments';
 import { freePort } from './support/free-port';
+import { ops, opsJsonUntil } from './support/ops';
 import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack, testEnvironment } from './support/stack';
+import { OPERATOR_KEY, startStack } from './support/stack';
 import type { Stack } from './support/stack';
 
 // `npm run ops`, run as a process against the test dev server, with a real worker, server and sandbox behind it.
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function ops(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', 'cli', 'ops.ts'), ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: testEnvironment().address, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-/** Runs a `--json` command until its parsed output satisfies the check (visibility lags a workflow by a moment). */
-async function opsJsonUntil<T>(args: string[], check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const run = await ops([...args, '--json']);
-    assert.equal(run.code, 0, run.stderr);
-    const value = JSON.parse(run.stdout) as T;
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 let stack: Stack;
 let settled: PaymentResource;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, parseConfig } from '../config';
 import { connectClient } from '../temporal/client';
+import { Batches } from '../temporal/batches';
 import { Payments } from '../temporal/payments';
 
 /** What the operator CLI reads from the environment: the same `TEMPORAL_*` settings as the worker and server. */
@@ -28,6 +29,7 @@ export class CliError extends Error {
 export interface OpsContext {
   client(): Promise<Client>;
   payments(): Promise<Payments>;
+  batches(): Promise<Batches>;
   /** The Temporal cluster the commands talk to, for messages. */
   readonly target: string;
   write(text: string): void;
@@ -70,6 +72,9 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
         timingFor: NOT_FOR_CREATION,
         callbackUrlFor: NOT_FOR_CREATION,
       });
+    },
+    async batches() {
+      return new Batches(await client());
     },
     async close() {
       const opened = await connecting?.catch(() => undefined);

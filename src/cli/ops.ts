@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { PaymentError } from '../temporal/payments';
 import { CliError, EXIT, createContext } from './context';
 import type { OpsContext, RegisterCommand } from './context';
+import { registerBatch } from './batch';
 import { registerList } from './list';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
@@ -10,7 +11,13 @@ import { registerStuck } from './stuck';
 // Entry of `npm run ops -- <command>`: the operators' view of payments on any Temporal cluster.
 
 // A new command (or group, like `batch`) is a RegisterCommand in its own file and one more entry here.
-const COMMANDS: readonly RegisterCommand[] = [registerList, registerShow, registerResolve, registerStuck];
+const COMMANDS: readonly RegisterCommand[] = [
+  registerList,
+  registerShow,
+  registerResolve,
+  registerStuck,
+  registerBatch,
+];
 
 const EXIT_CODE: Record<PaymentError['kind'], number> = {
   not_found: EXIT.notFound,
@@ -21,7 +28,9 @@ const EXIT_CODE: Record<PaymentError['kind'], number> = {
 /** Runs the CLI on the given arguments; resolves to the process exit code. */
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
-    .description('Operate payments: list, show, resolve, find stuck ones. Uses TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE.')
+    .description(
+      'Operate payments and payout batches: list, show, resolve, stuck, batch. Uses TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE.',
+    )
     .option('--json', 'print JSON instead of tables')
     .showHelpAfterError()
     .exitOverride();

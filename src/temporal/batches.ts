@@ -23,33 +23,37 @@ import { executeUpdate, queryOrResult } from './workflow-calls';
 /** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
 export const BATCH_PAGE_SIZE = 500;
 
-export interface BatchesOptions {
+/** What creating batches needs; reading and controlling them (the CLI) does without. */
+export interface BatchCreation {
   taskQueue: string;
   fingerprintSecret: string;
   bankCreditTiming: PaymentTiming;
   callbackUrlFor(paymentId: string): string;
   concurrency: number;
   maxRunEvents: number;
-  queryTimeoutMs?: number;
 }
+
+const QUERY_TIMEOUT_MS = 5000;
 
 /** Payout batches in terms of Temporal workflows: a batch workflow, its item pages, and one payment per item. */
 export class Batches {
   constructor(
     private readonly client: Client,
-    private readonly options: BatchesOptions,
+    private readonly creation?: BatchCreation,
   ) {}
 
   /** Starts the batch once per reference; the same body again returns the existing batch. */
   async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
+    if (!this.creation) throw new Error('this Batches instance was made without creation settings');
+    const options = this.creation;
     const batchId = batchWorkflowId(merchantId, batch.reference);
-    const fingerprint = requestFingerprint(this.options.fingerprintSecret, `batch:${merchantId}`, batch);
+    const fingerprint = requestFingerprint(options.fingerprintSecret, `batch:${merchantId}`, batch);
     const existing = await this.existing(batchId, fingerprint);
     if (existing) return { created: false, batch: existing };
 
     const items: BatchItem[] = batch.items.map((request) => {
       const paymentId = batchItemPaymentId(merchantId, batch.reference, request.reference);
-      return { paymentId, callbackUrl: this.options.callbackUrlFor(paymentId), request };
+      return { paymentId, callbackUrl: options.callbackUrlFor(paymentId), request };
     });
     // Page ids carry the fingerprint, so pages left by an interrupted attempt with another body are never reused.
     const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
@@ -57,7 +61,7 @@ export class Batches {
       items: pageItems,
     }));
     const pageIds = pages.map((page) => page.id);
-    await Promise.all(pages.map((page) => this.startPage(merchantId, batchId, page.id, page.items)));
+    await Promise.all(pages.map((page) => this.startPage(options.taskQueue, merchantId, batchId, page)));
 
     const input: BatchInput = {
       batchId,
@@ -68,15 +72,15 @@ export class Batches {
       totalMinor: items.reduce((sum, item) => sum + toMinorUnits(item.request.amount), 0),
       pageIds,
       pageSize: BATCH_PAGE_SIZE,
-      concurrency: this.options.concurrency,
-      timing: this.options.bankCreditTiming,
-      maxRunEvents: this.options.maxRunEvents,
+      concurrency: options.concurrency,
+      timing: options.bankCreditTiming,
+      maxRunEvents: options.maxRunEvents,
     };
     try {
       await temporalCall(() =>
         this.client.workflow.start<typeof payoutBatchWorkflow>(PAYOUT_BATCH_WORKFLOW, {
           workflowId: batchId,
-          taskQueue: this.options.taskQueue,
+          taskQueue: options.taskQueue,
           args: [input],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
@@ -104,7 +108,7 @@ export class Batches {
 
   /** The batch's progress, from the running workflow or the closed one's result. */
   async get(batchId: string): Promise<BatchProgress> {
-    return queryOrResult(this.client, batchId, batchProgressQuery, this.options.queryTimeoutMs ?? 5000);
+    return queryOrResult(this.client, batchId, batchProgressQuery, QUERY_TIMEOUT_MS);
   }
 
   /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */
@@ -126,12 +130,13 @@ export class Batches {
     return this.get(batchId);
   }
 
-  private async startPage(merchantId: string, batchId: string, pageId: string, items: BatchItem[]): Promise<void> {
+  private async startPage(taskQueue: string, merchantId: string, batchId: string, page: Page): Promise<void> {
+    const { id: pageId, items } = page;
     try {
       await temporalCall(() =>
         this.client.workflow.start<typeof batchItemsWorkflow>(BATCH_ITEMS_WORKFLOW, {
           workflowId: pageId,
-          taskQueue: this.options.taskQueue,
+          taskQueue,
           args: [items],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           staticSummary: `${items.length} items of ${batchId}, held until the batch has started them`,
@@ -152,6 +157,11 @@ export class Batches {
       .signal(releaseItemsSignal)
       .catch(() => undefined);
   }
+}
+
+interface Page {
+  id: string;
+  items: BatchItem[];
 }
 
 function chunk<T>(items: T[], size: number): T[][] {

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { testEnvironment } from './stack';
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `npm run ops -- …` as a process against the test dev server. */
+export function ops(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(__dirname, '..', '..', 'src', 'cli', 'ops.ts'), ...args],
+    {
+      env: { ...process.env, TEMPORAL_ADDRESS: testEnvironment().address, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Runs a `--json` command until its parsed output satisfies the check (visibility lags a workflow by a moment). */
+export async function opsJsonUntil<T>(args: string[], check: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const run = await ops([...args, '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const value = JSON.parse(run.stdout) as T;
+    if (check(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
