@@ -101,7 +101,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     RECONCILE_FOR: '4s',
     RECONCILE_INTERVAL: '500ms',
     LATE_CALLBACK_WINDOW: '5s',
-    INITIATION_WAIT: '2s',
+    INITIATION_WAIT: '5s', // the product's default; 2 s was too short for a card's redirect on a loaded machine
     LOG_LEVEL: 'warn',
     ...options.env,
   });
