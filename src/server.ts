@@ -5,8 +5,10 @@ import type { PaymentType } from './domain/requests';
 import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './http/callback-token';
+import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/client';
 import { Payments } from './temporal/payments';
+import { Readiness } from './temporal/readiness';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
 export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
@@ -35,19 +37,33 @@ export async function startServer(config: ServerConfig) {
     callbackUrlFor: (id) => `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`,
     initiationWaitMs: config.INITIATION_WAIT,
   });
+  const metrics = createServerMetrics({
+    countInReview: () => payments.countWithStatus('needs_review'),
+    onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
+  });
+  const readiness = new Readiness(client, {
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TASK_QUEUE,
+    providerConfigured: config.PROVIDER_BASE_URL !== undefined,
+  });
   const app = buildApp({
     payments,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
     logger: loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY),
+    metrics,
+    readiness,
   });
   await app.listen({ port: config.PORT, host: config.HOST });
+  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
   return {
     app,
     payments,
+    metricsPort: metricsServer.port,
     close: async () => {
       await app.close();
+      await metricsServer.close();
       await client.connection.close();
     },
   };

@@ -1,7 +1,9 @@
 import { loadConfigOrExit, workerSchema } from './config';
 import type { WorkerConfig } from './config';
+import { createLogger } from './logging';
 import { createProviderClient } from './provider';
 import type { ProviderConfig } from './provider';
+import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
 
 /** The provider client's settings, from the worker's configuration. */
@@ -20,6 +22,8 @@ export function providerConfig(config: WorkerConfig): ProviderConfig {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
+  const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_PRETTY);
+  installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const paymentWorker = await createPaymentWorker({
     address: config.TEMPORAL_ADDRESS,
@@ -28,7 +32,10 @@ async function main(): Promise<void> {
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
     deps: { provider },
   });
-  process.stdout.write(`worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);
+  process.stdout.write(
+    `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +
+      `metrics on http://${config.WORKER_METRICS_ADDRESS}/metrics\n`,
+  );
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.
   await paymentWorker.run();
   await provider.close();

@@ -2,12 +2,17 @@ import formbody from '@fastify/formbody';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { RequestRules } from '../domain/requests';
+import { baseLoggerOptions } from '../logging';
+import type { ServerMetricSet } from '../metrics/server-metrics';
 import type { Payments } from '../temporal/payments';
+import type { Readiness } from '../temporal/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import type { CallbackTokens } from './callback-token';
 import { ApiError, envelope, errorHandler } from './errors';
+import { registerHealthRoutes } from './health-routes';
 import { registerPaymentRoutes } from './payment-routes';
+import { echoRequestId, requestLoggingOptions } from './request-logging';
 
 export interface AppDeps {
   payments: Payments;
@@ -15,6 +20,8 @@ export interface AppDeps {
   tokens: CallbackTokens;
   rules: RequestRules;
   logger: FastifyServerOptions['logger'];
+  metrics: ServerMetricSet;
+  readiness: Readiness;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -24,13 +31,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     logger: deps.logger,
     bodyLimit: BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
+    ...requestLoggingOptions,
   });
+  echoRequestId(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
   });
-  app.get('/healthz', { logLevel: 'silent' }, () => ({ status: 'ok' }));
+  registerHealthRoutes(app, deps.readiness);
   registerPaymentRoutes(app, deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
@@ -44,8 +52,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 /** Logger options shared by the processes: secrets and callback tokens never reach a log line. */
 export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
   return {
-    level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    ...baseLoggerOptions(level, pretty),
+    name: 'server',
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
@@ -53,13 +61,5 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
         id: req.id,
       }),
     },
-    ...(pretty
-      ? {
-          transport: {
-            target: 'pino-pretty',
-            options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname', singleLine: true },
-          },
-        }
-      : {}),
   };
 }

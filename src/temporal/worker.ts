@@ -1,7 +1,8 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { createPaymentActivities } from '../activities/payment-activities';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
+import { withProviderMetrics } from '../metrics/provider-metrics';
 
 export interface PaymentWorkerOptions {
   address: string;
@@ -28,7 +29,10 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createPaymentActivities(options.deps),
+    activities: createPaymentActivities({
+      ...options.deps,
+      provider: withProviderMetrics(options.deps.provider, Runtime.instance().metricMeter),
+    }),
     ...workflows,
   });
   return {

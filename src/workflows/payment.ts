@@ -14,6 +14,7 @@ import { formatDuration } from '../domain/duration';
 import { FailureTypes } from '../domain/payment';
 import type { Failure, PaymentInput, PaymentResource, PaymentStatus, ResolveInput } from '../domain/payment';
 import { callbackSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
@@ -44,7 +45,12 @@ const ACTIVITY_SUMMARY = {
 
 /** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
-  const state = new PaymentState(input, publishStatus);
+  const { paymentId, request } = input;
+  paymentStarted(paymentId, request.type);
+  const state = new PaymentState(input, (status) => {
+    publishStatus(status);
+    paymentStatusChanged(paymentId, request.type, status);
+  });
   setHandler(paymentQuery, () => state.resource);
   setHandler(callbackSignal, (callback) => state.callback(callback, workflowTime()));
   setHandler(
@@ -67,6 +73,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
   if (!state.terminal && !(await condition(() => state.terminal, callbackTimeoutMs, callbackWait))) {
     state.timedOut(callbackTimeoutMs, workflowTime());
     await reconcile(state, input);
+    reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
   }
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());

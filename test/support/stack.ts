@@ -46,6 +46,8 @@ export interface Stack {
   sandbox: Sandbox;
   taskQueue: string;
   workerEnv: Record<string, string>;
+  /** The server's Prometheus endpoint. */
+  metricsUrl: string;
   api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
   waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
   sandboxGet<T>(path: string): Promise<T>;
@@ -83,6 +85,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PROVIDER_TIMEOUT: '3s',
     PROVIDER_CONNECT_TIMEOUT: '1s',
     WORKFLOW_BUNDLE_PATH: bundlePath,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: 'warn',
     ...options.env,
   };
@@ -90,6 +93,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     TEMPORAL_ADDRESS: address,
     TASK_QUEUE: taskQueue,
     PORT: String(port),
+    METRICS_PORT: String(await freePort()),
+    PROVIDER_BASE_URL: sandbox.url,
     HOST: '127.0.0.1',
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
@@ -147,6 +152,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     sandboxGet,
     taskQueue,
     workerEnv,
+    metricsUrl: `http://127.0.0.1:${server.metricsPort}/metrics`,
     api,
     async waitForStatus(id, statuses, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
