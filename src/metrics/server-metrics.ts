@@ -21,8 +21,8 @@ export interface ServerMetricSet {
 
 export interface ServerMetricDeps {
   /** Payments in `needs_review` now; read from Temporal on every scrape, so it survives restarts of any process. */
-  countInReview(): Promise<number>;
-  onError(err: unknown): void;
+  countInReview: () => Promise<number>;
+  onError: (err: unknown) => void;
 }
 
 /** The server's Prometheus registry: callbacks, payments in review, and Node's process metrics. */
