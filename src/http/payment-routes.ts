@@ -37,7 +37,9 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, keys, ru
     const parsed = requestSchema.safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
     const { created, payment } = await payments.create(merchantId, parsed.data);
-    request.log.info({ paymentId: payment.id, created, status: payment.status }, 'payment requested');
+    // From here on the request concerns one payment: its later lines ("request completed") carry its id too.
+    reply.log = request.log = request.log.child({ paymentId: payment.id, workflowId: payment.id });
+    request.log.info({ created, status: payment.status }, 'payment requested');
     return reply.status(created ? 201 : 200).send(payment);
   });
 
