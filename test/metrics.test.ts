@@ -3,10 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment';
-import { createLogger } from '../src/logging';
 import { ServerMetrics, WorkerMetrics } from '../src/metrics/names';
-import { installWorkerRuntime } from '../src/temporal/runtime';
-import { freePort } from './support/free-port';
 import { scrape, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
 import { paymentRequest } from './support/requests';
@@ -16,12 +13,7 @@ import type { Stack } from './support/stack';
 // The worker's Prometheus endpoint (SDK and product metrics) and the server's, scraped around known payments.
 
 let stack: Stack;
-let workerMetricsUrl: string;
 before(async () => {
-  const address = `127.0.0.1:${await freePort()}`;
-  // The in-process worker of the stack reports through this process's Runtime, as src/worker.ts does.
-  installWorkerRuntime({ logger: createLogger('worker', 'warn', false), metricsAddress: address });
-  workerMetricsUrl = `http://${address}/metrics`;
   stack = await startStack();
 });
 after(() => stack?.close());
@@ -33,7 +25,7 @@ interface Scrapes {
 type Expectation = Record<string, number>;
 
 const scrapeBoth = async (): Promise<Scrapes> => ({
-  worker: await scrape(workerMetricsUrl),
+  worker: await scrape(stack.workerMetricsUrl),
   server: await scrape(stack.metricsUrl),
 });
 

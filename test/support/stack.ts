@@ -9,6 +9,7 @@ import { providerConfig } from '../../src/worker';
 import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
 import { freePort } from './free-port';
+import { installTestRuntime } from './runtime';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
@@ -48,6 +49,8 @@ export interface Stack {
   workerEnv: Record<string, string>;
   /** The server's Prometheus endpoint. */
   metricsUrl: string;
+  /** The Prometheus endpoint of this process's Temporal Runtime, where the in-process worker reports. */
+  workerMetricsUrl: string;
   api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
   waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
   sandboxGet<T>(path: string): Promise<T>;
@@ -63,6 +66,7 @@ let stackCount = 0;
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { address, bundlePath } = testEnvironment();
+  const workerMetricsUrl = await installTestRuntime();
   const taskQueue = `test-${process.pid}-${++stackCount}-${Date.now()}`;
   const sandbox = await createSandbox({
     token: SANDBOX_TOKEN,
@@ -153,6 +157,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     taskQueue,
     workerEnv,
     metricsUrl: `http://127.0.0.1:${server.metricsPort}/metrics`,
+    workerMetricsUrl,
     api,
     async waitForStatus(id, statuses, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
