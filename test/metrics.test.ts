@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
+import { request } from 'undici';
 import type { PaymentResource } from '../src/domain/payment';
 import { ServerMetrics, WorkerMetrics } from '../src/metrics/names';
 import { scrape, total } from './support/prometheus';
@@ -57,7 +58,10 @@ function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation 
       result: 'rejected',
       reason: 'bad_token',
     }),
-    'callbacks rejected unknown_payment': total(s.server, ServerMetrics.callbacks, { reason: 'unknown_payment' }),
+    'callbacks rejected unparseable': total(s.server, ServerMetrics.callbacks, {
+      result: 'rejected',
+      reason: 'unparseable',
+    }),
     'payments in review': total(s.server, ServerMetrics.inReview),
   };
 }
@@ -94,6 +98,11 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
   }
   const forged = await stack.api('POST', `/v1/callbacks/${ids.success}/not-the-token`, { status: '1' }, null);
   assert.equal(forged.status, 404);
+  const [transaction] = await stack.upstreamTransactions(ids.success ?? '');
+  assert.ok(transaction?.callback_url);
+  const empty = await request(transaction.callback_url, { method: 'POST' });
+  assert.equal(empty.statusCode, 400);
+  await empty.body.dump();
   const settled = Object.fromEntries(
     await Promise.all(
       Object.entries(ids).map(async ([name, id]) => [
@@ -124,7 +133,7 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
     'provider status ok': 0,
     'callbacks accepted': 3,
     'callbacks rejected bad_token': 1,
-    'callbacks rejected unknown_payment': 0,
+    'callbacks rejected unparseable': 1,
     'payments in review': 1,
   };
   await expectDeltas(baseline, settledRun, reviewChecks);
