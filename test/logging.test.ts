@@ -15,7 +15,7 @@ interface LogLine {
   level: number;
   msg: string;
   name?: string;
-  requestId?: string;
+  reqId?: string;
   paymentId?: string;
   workflowId?: string;
   status?: string;
@@ -99,7 +99,7 @@ it('logs JSON lines carrying the request id, payment id and workflow id, and nev
   await new Promise((r) => setTimeout(r, 500));
 
   const serverLines = parse(server.lines());
-  const createLines = serverLines.filter((l) => l.requestId === 'log-test-create');
+  const createLines = serverLines.filter((l) => l.reqId === 'log-test-create');
   assert.deepEqual(
     createLines.map((l) => l.msg),
     ['incoming request', 'payment requested', 'request completed'],
@@ -108,11 +108,11 @@ it('logs JSON lines carrying the request id, payment id and workflow id, and nev
     assert.equal(line.paymentId, id, JSON.stringify(line));
     assert.equal(line.workflowId, id, JSON.stringify(line));
   }
-  const readLines = serverLines.filter((l) => l.requestId === 'log-test-read');
+  const readLines = serverLines.filter((l) => l.reqId === 'log-test-read');
   assert.ok(readLines.length >= 2);
   for (const line of readLines) assert.equal(line.paymentId, id, JSON.stringify(line));
   const accepted = serverLines.find((l) => l.msg === 'callback accepted');
-  assert.ok(accepted?.requestId, 'the callback line has its request id');
+  assert.ok(accepted?.reqId, 'the callback line has its request id');
   assert.equal(accepted.workflowId, id);
   const callbackUrls = serverLines.filter((l) => l.req?.url.startsWith('/v1/callbacks/')).map((l) => l.req?.url);
   assert.ok(callbackUrls.length >= 1);

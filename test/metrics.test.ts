@@ -26,7 +26,7 @@ interface Scrapes {
 type Expectation = Record<string, number>;
 
 const scrapeBoth = async (): Promise<Scrapes> => ({
-  worker: await scrape(stack.workerMetricsUrl),
+  worker: await scrape(stack.workerMetricsUrl ?? ''),
   server: await scrape(stack.metricsUrl),
 });
 

@@ -15,25 +15,22 @@ function requestId(req: IncomingMessage): string {
  * Fastify options that tie every log line of a request to its request id and, for a payment's URL, to the payment
  * and its workflow (the payment id is the workflow id).
  */
-export const requestLoggingOptions: Pick<
-  FastifyServerOptions,
-  'genReqId' | 'requestIdHeader' | 'requestIdLogLabel' | 'childLoggerFactory'
-> = {
-  requestIdHeader: false,
-  requestIdLogLabel: 'requestId',
-  genReqId: requestId,
-  childLoggerFactory(logger, bindings, options, req) {
-    const match = PAYMENT_PATH.exec(req.url ?? '');
-    if (!match?.[1]) return logger.child(bindings, options);
-    let paymentId: string;
-    try {
-      paymentId = decodeURIComponent(match[1]);
-    } catch {
-      paymentId = match[1];
-    }
-    return logger.child({ ...bindings, paymentId, workflowId: paymentId }, options);
-  },
-};
+export const requestLoggingOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader' | 'childLoggerFactory'> =
+  {
+    requestIdHeader: false,
+    genReqId: requestId,
+    childLoggerFactory(logger, bindings, options, req) {
+      const match = PAYMENT_PATH.exec(req.url ?? '');
+      if (!match?.[1]) return logger.child(bindings, options);
+      let paymentId: string;
+      try {
+        paymentId = decodeURIComponent(match[1]);
+      } catch {
+        paymentId = match[1];
+      }
+      return logger.child({ ...bindings, paymentId, workflowId: paymentId }, options);
+    },
+  };
 
 /** Answers every request with its `x-request-id`, so a caller can quote it. */
 export function echoRequestId(app: FastifyInstance): void {

@@ -49,8 +49,8 @@ export interface Stack {
   workerEnv: Record<string, string>;
   /** The server's Prometheus endpoint. */
   metricsUrl: string;
-  /** The Prometheus endpoint of this process's Temporal Runtime, where the in-process worker reports. */
-  workerMetricsUrl: string;
+  /** The Prometheus endpoint of this process's Temporal Runtime, where the in-process worker reports (if any). */
+  workerMetricsUrl?: string;
   api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
   waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
   sandboxGet<T>(path: string): Promise<T>;
@@ -66,7 +66,8 @@ let stackCount = 0;
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { address, bundlePath } = testEnvironment();
-  const workerMetricsUrl = await installTestRuntime();
+  // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
+  const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
   const taskQueue = `test-${process.pid}-${++stackCount}-${Date.now()}`;
   const sandbox = await createSandbox({
     token: SANDBOX_TOKEN,
