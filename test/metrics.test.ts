@@ -114,12 +114,17 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
   assert.equal(settled.review?.status, 'needs_review');
   assert.equal(settled.rejected?.status, 'failed');
 
-  // Reconciliation's status checks of the payment in review, one provider call each (the sandbox answers them all).
-  const reviewChecks = async () => {
-    const payment = await stack.api('GET', `/v1/payments/${ids.review}`, undefined, OPERATOR_KEY);
-    return payment.body.events.filter((e) => e.type === 'status_checked').length;
+  // Reconciliation's status checks, one provider call each (the sandbox answers them all). The payment in review
+  // makes several; on a slow machine a callback may also come after its time-out, and reconciliation check first.
+  const statusChecks = async () => {
+    let checks = 0;
+    for (const id of Object.values(ids)) {
+      const payment = await stack.api('GET', `/v1/payments/${id}`, undefined, OPERATOR_KEY);
+      checks += payment.body.events.filter((e) => e.type === 'status_checked').length;
+    }
+    return checks;
   };
-  assert.ok((await reviewChecks()) >= 1);
+  assert.ok((await statusChecks()) >= 1);
   const settledRun: Expectation = {
     'started mobile money': 4,
     'started bank credit': 1,
@@ -136,7 +141,7 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
     'callbacks rejected unparseable': 1,
     'payments in review': 1,
   };
-  await expectDeltas(baseline, settledRun, reviewChecks);
+  await expectDeltas(baseline, settledRun, statusChecks);
 
   const resolved = await stack.api(
     'POST',
@@ -148,7 +153,7 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
   await expectDeltas(
     baseline,
     { ...settledRun, 'finished mobile money succeeded': 2, 'payments in review': 0 },
-    reviewChecks,
+    statusChecks,
   );
 });
 
