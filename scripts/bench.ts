@@ -70,6 +70,8 @@ async function main(): Promise<number> {
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: TOKEN,
     LOG_LEVEL: 'warn',
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+    METRICS_PORT: String(await freePort()),
   };
   const worker = await startWorkerProcess({ ...common, WORKFLOW_BUNDLE_PATH: bundlePath });
   const port = await freePort();

@@ -77,10 +77,16 @@ const logging = {
  */
 export const WORKER_HEAP_FLAG = '--max-old-space-size=192';
 
+const hostPort = z
+  .string()
+  .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
+  .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
+
 export const workerSchema = z.object({
   ...temporal,
   ...provider,
   ...logging,
+  WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
 });
@@ -91,6 +97,7 @@ export const serverSchema = z.object({
   ...logging,
   PORT: port(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
+  METRICS_PORT: port(9465),
   PUBLIC_BASE_URL: url.optional(),
   MERCHANT_API_KEYS: commaList.pipe(z.array(merchantKey).min(1, 'needs at least one key')),
   OPERATOR_API_KEYS: commaList.pipe(z.array(secret(16)).min(1, 'needs at least one key')),
@@ -168,5 +175,7 @@ export const startSchema = z.object({
   PROVIDER_BASE_URL: url.optional(),
   SANDBOX_PORT: port(4010),
   PUBLIC_BASE_URL: url.optional(),
+  METRICS_PORT: port(9465),
+  WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
 });
 export type StartConfig = z.infer<typeof startSchema>;

@@ -8,8 +8,10 @@ import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './http/callback-token';
 import { createProviderClient } from './provider';
 import { Batches } from './temporal/batches';
+import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/client';
 import { Payments } from './temporal/payments';
+import { Readiness } from './temporal/readiness';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
 export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
@@ -50,27 +52,46 @@ export async function startServer(config: ServerConfig) {
     maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
   });
   const provider = createProviderClient(providerConfig(config));
+  const banks = new BankDirectory({
+    load: () => provider.listBanks(),
+    refreshMs: config.BANK_LIST_REFRESH,
+    onRefreshFailed: (err) => app.log.warn({ err }, 'bank list refresh failed; keeping the previous list'),
+  });
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
+  const metrics = createServerMetrics({
+    countInReview: () => payments.countWithStatus('needs_review'),
+    onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
+  });
+  const readiness = new Readiness(client, {
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TASK_QUEUE,
+    providerProblem: () =>
+      banks.knownCodes().then(
+        () => undefined,
+        (err: unknown) => `its bank list cannot be fetched (${err instanceof Error ? err.message : String(err)})`,
+      ),
+  });
   const app = buildApp({
     payments,
     batches,
-    banks: new BankDirectory({
-      load: () => provider.listBanks(),
-      refreshMs: config.BANK_LIST_REFRESH,
-      onRefreshFailed: (err) => app.log.warn({ err }, 'bank list refresh failed; keeping the previous list'),
-    }),
+    banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
     logger,
+    metrics,
+    readiness,
   });
   await app.listen({ port: config.PORT, host: config.HOST });
+  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
   return {
     app,
     payments,
+    metricsPort: metricsServer.port,
     close: async () => {
       await app.close();
       await provider.close();
+      await metricsServer.close();
       await client.connection.close();
     },
   };

@@ -151,6 +151,9 @@ async function main(): Promise<void> {
     config.PROVIDER_BASE_URL
       ? `  provider         ${config.PROVIDER_BASE_URL}`
       : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
+    `  health           http://localhost:${config.PORT}/readyz`,
+    `  metrics          http://localhost:${config.METRICS_PORT}/metrics (server), ` +
+      `http://${config.WORKER_METRICS_ADDRESS.replace(/^0\.0\.0\.0:/, 'localhost:')}/metrics (worker)`,
     ...generated.map((line) => `  ${line}`),
     '',
   ];

@@ -1,9 +1,13 @@
 import { loadConfigOrExit, providerConfig, workerSchema } from './config';
+import { createLogger } from './logging';
 import { createProviderClient } from './provider';
+import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
+  const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_PRETTY);
+  installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const paymentWorker = await createPaymentWorker({
     address: config.TEMPORAL_ADDRESS,
@@ -13,7 +17,10 @@ async function main(): Promise<void> {
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     deps: { provider },
   });
-  process.stdout.write(`worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);
+  process.stdout.write(
+    `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +
+      `metrics on http://${config.WORKER_METRICS_ADDRESS}/metrics\n`,
+  );
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.
   await paymentWorker.run();
   await provider.close();

@@ -49,4 +49,22 @@ describe('configuration', () => {
       /PROVIDER_BASE_URL: is required[\s\S]*PROVIDER_TOKEN: is required/,
     );
   });
+
+  it('defaults the metrics endpoints and rejects a metrics address that is not host:port', () => {
+    assert.equal(parseConfig(serverSchema, valid).METRICS_PORT, 9465);
+    const provider = { PROVIDER_BASE_URL: 'http://provider.test', PROVIDER_TOKEN: 't' };
+    assert.equal(parseConfig(workerSchema, provider).WORKER_METRICS_ADDRESS, '0.0.0.0:9464');
+    assert.equal(
+      parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: '127.0.0.1:9100' }).WORKER_METRICS_ADDRESS,
+      '127.0.0.1:9100',
+    );
+    assert.throws(
+      () => parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: '9464' }),
+      /WORKER_METRICS_ADDRESS: must be host:port/,
+    );
+    assert.throws(
+      () => parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: 'localhost:99999' }),
+      /WORKER_METRICS_ADDRESS: the port must be at most 65535/,
+    );
+  });
 });

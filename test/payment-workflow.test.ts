@@ -11,6 +11,7 @@ import { PAYMENT_WORKFLOW, callbackSignal, paymentQuery, resolveUpdate } from '.
 import type { paymentWorkflow } from '../src/workflows';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { paymentRequest } from './support/requests';
+import { installTestRuntime } from './support/runtime';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
 
@@ -20,6 +21,7 @@ let env: TestWorkflowEnvironment;
 before(async () => {
   const path = process.env.TEMPORAL_TEST_SERVER_PATH;
   assert.ok(path, 'run through `npm test`');
+  await installTestRuntime();
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
   await registerSearchAttributes(env.connection, env.namespace ?? 'default');
 });

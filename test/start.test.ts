@@ -26,6 +26,8 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
     TEMPORAL_PORT: String(ports.TEMPORAL_PORT),
     TEMPORAL_UI_PORT: String(ports.TEMPORAL_UI_PORT),
     SANDBOX_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     SANDBOX_CALLBACK_DELAY: '200ms',
     CALLBACK_TIMEOUT_MOBILE_MONEY: '1h',
     LOG_LEVEL: 'warn',
@@ -44,6 +46,17 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const done = await api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
   assert.equal(done.status, 201);
   await waitFor(done.body.id, 'succeeded');
+  // Both Prometheus endpoints it prints answer, with the product's metrics.
+  const metricsLine = /metrics\s+(\S+) \(server\), (\S+) \(worker\)/.exec(first.output());
+  assert.ok(metricsLine?.[1] && metricsLine[2], first.output());
+  for (const [url, name] of [
+    [metricsLine[1], 'payment_callbacks_total{result="accepted",reason="accepted"} 1'],
+    [metricsLine[2], 'payments_finished{'],
+  ] as const) {
+    const scraped = await request(url);
+    assert.equal(scraped.statusCode, 200);
+    assert.ok((await scraped.body.text()).includes(name), `${url} shows ${name}`);
+  }
   // Scenario 33 never calls back: this payment is still waiting when the system stops.
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');

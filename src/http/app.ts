@@ -4,13 +4,18 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { BankDirectory } from '../banks/directory';
 import type { RequestRules } from '../domain/requests';
 import type { Batches } from '../temporal/batches';
+import { baseLoggerOptions } from '../logging';
+import type { ServerMetricSet } from '../metrics/server-metrics';
 import type { Payments } from '../temporal/payments';
+import type { Readiness } from '../temporal/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import type { CallbackTokens } from './callback-token';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
+import { registerHealthRoutes } from './health-routes';
 import { registerPaymentRoutes } from './payment-routes';
+import { echoRequestId, requestLoggingOptions } from './request-logging';
 
 export interface AppDeps {
   payments: Payments;
@@ -20,6 +25,8 @@ export interface AppDeps {
   tokens: CallbackTokens;
   rules: RequestRules;
   logger: FastifyServerOptions['logger'];
+  metrics: ServerMetricSet;
+  readiness: Readiness;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -29,13 +36,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     logger: deps.logger,
     bodyLimit: BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
+    ...requestLoggingOptions,
   });
+  echoRequestId(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
   });
-  app.get('/healthz', { logLevel: 'silent' }, () => ({ status: 'ok' }));
+  registerHealthRoutes(app, deps.readiness);
   registerPaymentRoutes(app, deps);
   registerBatchRoutes(app, deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
@@ -50,8 +58,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 /** Logger options shared by the processes: secrets and callback tokens never reach a log line. */
 export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
   return {
-    level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    ...baseLoggerOptions(level, pretty),
+    name: 'server',
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
@@ -59,13 +67,5 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
         id: req.id,
       }),
     },
-    ...(pretty
-      ? {
-          transport: {
-            target: 'pino-pretty',
-            options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname', singleLine: true },
-          },
-        }
-      : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider';
 import type { Payments } from '../temporal/payments';
 import type { CallbackTokens } from './callback-token';
@@ -7,6 +8,7 @@ import { ApiError } from './errors';
 export interface CallbackRouteDeps {
   payments: Payments;
   tokens: CallbackTokens;
+  metrics: ServerMetricSet;
 }
 
 interface CallbackParams {
@@ -15,21 +17,39 @@ interface CallbackParams {
 }
 
 /** Provider callbacks, in whatever encoding they come, turned into signals to the payment's workflow. */
-export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens }: CallbackRouteDeps): void {
+export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens, metrics }: CallbackRouteDeps): void {
+  // Each request's reason, counted once its answer is sent (errors included, also those raised before the handler).
+  const reasons = new WeakMap<FastifyRequest, CallbackReason>();
   const handler = async (request: FastifyRequest<{ Params: CallbackParams }>) => {
     const { paymentId, token } = request.params;
-    if (!tokens.verify(paymentId, token)) throw unknownPayment();
+    if (!tokens.verify(paymentId, token)) {
+      reasons.set(request, 'bad_token');
+      throw unknownPayment();
+    }
     const callback = parseCallback(callbackFields(request));
     if (!callback) throw new ApiError(400, 'unparseable_callback', 'no transaction status found in the callback');
     const outcome = await payments.deliverCallback(paymentId, callback);
-    if (outcome === 'unknown') throw unknownPayment();
+    if (outcome === 'unknown') {
+      reasons.set(request, 'unknown_payment');
+      throw unknownPayment();
+    }
+    reasons.set(request, outcome === 'closed' ? 'payment_closed' : 'accepted');
     const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
     if (outcome === 'closed') request.log.warn(log, 'callback for a payment whose workflow has closed; not recorded');
     else request.log.info(log, 'callback accepted');
     return { received: true };
   };
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.callback(reasons.get(request) ?? reasonOfStatus(reply.statusCode));
+  });
   app.post('/v1/callbacks/:paymentId/:token', handler);
   app.get('/v1/callbacks/:paymentId/:token', handler);
+}
+
+function reasonOfStatus(status: number): CallbackReason {
+  if (status === 413) return 'too_large';
+  if (status === 503) return 'temporal_unavailable';
+  return status >= 400 && status < 500 ? 'unparseable' : 'error';
 }
 
 function unknownPayment(): ApiError {

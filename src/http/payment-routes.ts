@@ -38,7 +38,9 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
       await assertKnownBanks(banks, [{ path: 'bank_code', code: parsed.data.bank_code }]);
     }
     const { created, payment } = await payments.create(merchantId, parsed.data);
-    request.log.info({ paymentId: payment.id, created, status: payment.status }, 'payment requested');
+    // From here on the request concerns one payment: its later lines ("request completed") carry its id too.
+    reply.log = request.log = request.log.child({ paymentId: payment.id, workflowId: payment.id });
+    request.log.info({ created, status: payment.status }, 'payment requested');
     return reply.status(created ? 201 : 200).send(payment);
   });
 

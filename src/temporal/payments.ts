@@ -132,6 +132,17 @@ export class Payments {
     return summaries;
   }
 
+  /** How many running payments of this task queue have the status now (Temporal visibility: seconds behind). */
+  async countWithStatus(status: PaymentStatus): Promise<number> {
+    const query = [
+      `WorkflowType = '${PAYMENT_WORKFLOW}'`,
+      `TaskQueue = ${JSON.stringify(this.options.taskQueue)}`,
+      `ExecutionStatus = 'Running'`,
+      `${SearchAttributes.status.name} = ${JSON.stringify(status)}`,
+    ].join(' AND ');
+    return (await temporalCall(() => this.client.workflow.count(query))).count;
+  }
+
   /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
   async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
     return executeUpdate(this.client, paymentId, resolveUpdate, resolution, 'the payment is already settled');

@@ -1,10 +1,11 @@
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
 import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
+import { withProviderMetrics } from '../metrics/provider-metrics';
 
 export interface PaymentWorkerOptions {
   address: string;
@@ -35,7 +36,10 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: {
-      ...createPaymentActivities(options.deps),
+      ...createPaymentActivities({
+        ...options.deps,
+        provider: withProviderMetrics(options.deps.provider, Runtime.instance().metricMeter),
+      }),
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,

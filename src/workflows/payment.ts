@@ -16,6 +16,7 @@ import { FailureTypes, isTerminal } from '../domain/payment';
 import type { Failure, Outcome, PaymentInput, PaymentResource, ResolveInput } from '../domain/payment';
 import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
 import { currentDetails } from './payment-details';
+import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
 
@@ -42,11 +43,14 @@ const ACTIVITY_SUMMARY = {
 
 /** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
 export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
+  const { paymentId, request } = input;
+  paymentStarted(paymentId, request.type);
   const reports: Promise<void>[] = [];
   const state: PaymentState = new PaymentState(input, (status) => {
     publishStatus(state);
+    paymentStatusChanged(paymentId, request.type, status);
     if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
-      reports.push(reportToBatch(input.batchId, input.paymentId, status));
+      reports.push(reportToBatch(input.batchId, paymentId, status));
     }
   });
   setHandler(paymentQuery, () => state.resource);
@@ -71,6 +75,7 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
   if (!state.terminal && !(await condition(() => state.terminal, callbackTimeoutMs, callbackWait))) {
     state.timedOut(callbackTimeoutMs, workflowTime());
     await reconcile(state, input);
+    reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
   }
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());

@@ -8,6 +8,7 @@ import { startServer } from '../../src/server';
 import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
 import { freePort } from './free-port';
+import { installTestRuntime } from './runtime';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
@@ -45,6 +46,10 @@ export interface Stack {
   sandbox: Sandbox;
   taskQueue: string;
   workerEnv: Record<string, string>;
+  /** The server's Prometheus endpoint. */
+  metricsUrl: string;
+  /** The Prometheus endpoint of this process's Temporal Runtime, where the in-process worker reports (if any). */
+  workerMetricsUrl?: string;
   api<T = PaymentResource>(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse<T>>;
   waitForStatus(id: string, statuses: PaymentStatus[], timeoutMs?: number): Promise<PaymentResource>;
   sandboxGet<T>(path: string): Promise<T>;
@@ -60,6 +65,8 @@ let stackCount = 0;
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { address, bundlePath } = testEnvironment();
+  // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
+  const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
   const taskQueue = `test-${process.pid}-${++stackCount}-${Date.now()}`;
   const sandbox = await createSandbox({
     token: SANDBOX_TOKEN,
@@ -82,6 +89,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PROVIDER_TIMEOUT: '3s',
     PROVIDER_CONNECT_TIMEOUT: '1s',
     WORKFLOW_BUNDLE_PATH: bundlePath,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: 'warn',
     ...options.env,
   };
@@ -89,6 +97,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     TEMPORAL_ADDRESS: address,
     TASK_QUEUE: taskQueue,
     PORT: String(port),
+    METRICS_PORT: String(await freePort()),
     HOST: '127.0.0.1',
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: SANDBOX_TOKEN,
@@ -148,6 +157,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     sandboxGet,
     taskQueue,
     workerEnv,
+    metricsUrl: `http://127.0.0.1:${server.metricsPort}/metrics`,
+    workerMetricsUrl,
     api,
     async waitForStatus(id, statuses, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

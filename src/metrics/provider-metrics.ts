@@ -1,0 +1,37 @@
+import type { MetricMeter } from '@temporalio/common';
+import { ProviderError } from '../provider';
+import type { ProviderClient } from '../provider';
+import { WorkerMetrics } from './names';
+
+/** Wraps a provider client so every call records its latency, and every failure its classification. */
+export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter): ProviderClient {
+  const latency = meter.createHistogram(
+    WorkerMetrics.providerLatency,
+    'int',
+    'ms',
+    'provider calls by operation and outcome (ok or the failure classification), client retries included',
+  );
+  const errors = meter.createCounter(WorkerMetrics.providerErrors, '', 'failed provider calls by classification');
+  const measured = async <T>(operation: 'initiate' | 'status' | 'banks', call: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      return await call();
+    } catch (err) {
+      outcome = err instanceof ProviderError ? err.classification : 'unexpected';
+      errors.add(1, { operation, classification: outcome });
+      throw err;
+    } finally {
+      latency.record(Math.round(performance.now() - started), { operation, outcome });
+    }
+  };
+  return {
+    initiate: (req) => measured('initiate', () => provider.initiate(req)),
+    checkStatus: (query) => measured('status', () => provider.checkStatus(query)),
+    listBanks: () => measured('banks', () => provider.listBanks()),
+    get canCheckStatus() {
+      return provider.canCheckStatus;
+    },
+    close: () => provider.close(),
+  };
+}

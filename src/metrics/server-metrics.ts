@@ -1,0 +1,81 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { ServerMetrics } from './names';
+
+/** Why a callback was taken or turned away; `accepted` is the only one that reached the payment's workflow. */
+export type CallbackReason =
+  | 'accepted'
+  | 'bad_token'
+  | 'unknown_payment'
+  | 'payment_closed'
+  | 'unparseable'
+  | 'too_large'
+  | 'temporal_unavailable'
+  | 'error';
+
+export interface ServerMetricSet {
+  registry: Registry;
+  callback(reason: CallbackReason): void;
+}
+
+export interface ServerMetricDeps {
+  /** Payments in `needs_review` now; read from Temporal on every scrape, so it survives restarts of any process. */
+  countInReview: () => Promise<number>;
+  onError: (err: unknown) => void;
+}
+
+/** The server's Prometheus registry: callbacks, payments in review, and Node's process metrics. */
+export function createServerMetrics({ countInReview, onError }: ServerMetricDeps): ServerMetricSet {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const callbacks = new Counter({
+    name: ServerMetrics.callbacks,
+    help: 'provider callbacks received, by result (accepted, rejected) and reason',
+    labelNames: ['result', 'reason'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: ServerMetrics.inReview,
+    help: 'payments waiting for an operator (status needs_review), from Temporal visibility; NaN when unreachable',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await countInReview());
+      } catch (err) {
+        onError(err);
+        this.set(Number.NaN);
+      }
+    },
+  });
+  return {
+    registry,
+    callback: (reason) => callbacks.inc({ result: reason === 'accepted' ? 'accepted' : 'rejected', reason }),
+  };
+}
+
+/** Serves a registry on `GET /metrics`; resolves once it listens. */
+export async function serveMetrics(
+  registry: Registry,
+  port: number,
+  host: string,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

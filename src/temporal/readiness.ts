@@ -1,0 +1,79 @@
+import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+
+export interface ReadinessOptions {
+  namespace: string;
+  taskQueue: string;
+  /** Why the provider cannot be used right now (the server reads its bank list), or undefined when it can. */
+  providerProblem: () => Promise<string | undefined>;
+  /** A poller seen longer ago than this no longer counts as a worker. */
+  pollerMaxAgeMs?: number;
+  timeoutMs?: number;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { temporal: boolean; worker: boolean; provider: boolean };
+  /** Why it is not ready, one line per failed check. */
+  reasons: string[];
+}
+
+const { TaskQueueType } = temporal.api.enums.v1;
+
+/** Checks what the server needs to take payments: Temporal reachable, a worker polling, the provider answering. */
+export class Readiness {
+  constructor(
+    private readonly client: Client,
+    private readonly options: ReadinessOptions,
+  ) {}
+
+  async check(): Promise<ReadinessReport> {
+    const reasons: string[] = [];
+    let temporalOk = false;
+    let workerOk = false;
+    try {
+      await this.withDeadline(() => this.client.workflowService.getSystemInfo({}));
+      temporalOk = true;
+    } catch (err) {
+      reasons.push(`temporal: unreachable (${err instanceof Error ? err.message : String(err)})`);
+    }
+    if (temporalOk) {
+      const missing = await this.typesWithoutPollers();
+      workerOk = missing.length === 0;
+      if (!workerOk) reasons.push(`worker: no ${missing.join(' or ')} poller on task queue ${this.options.taskQueue}`);
+    } else {
+      reasons.push('worker: unknown while Temporal is unreachable');
+    }
+    const providerProblem = await this.options.providerProblem();
+    if (providerProblem) reasons.push(`provider: ${providerProblem}`);
+    const checks = { temporal: temporalOk, worker: workerOk, provider: providerProblem === undefined };
+    return { ready: reasons.length === 0, checks, reasons };
+  }
+
+  /** The task queue types (workflow, activity) no worker polled within pollerMaxAgeMs. */
+  private async typesWithoutPollers(): Promise<string[]> {
+    const maxAge = this.options.pollerMaxAgeMs ?? 2 * 60_000;
+    const types = [
+      ['workflow', TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW],
+      ['activity', TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY],
+    ] as const;
+    const missing: string[] = [];
+    for (const [name, taskQueueType] of types) {
+      const { pollers } = await this.withDeadline(() =>
+        this.client.workflowService.describeTaskQueue({
+          namespace: this.options.namespace,
+          taskQueue: { name: this.options.taskQueue },
+          taskQueueType,
+        }),
+      );
+      const recent = pollers.some((p) => Date.now() - (optionalTsToMs(p.lastAccessTime) ?? 0) <= maxAge);
+      if (!recent) missing.push(name);
+    }
+    return missing;
+  }
+
+  private withDeadline<T>(call: () => Promise<T>): Promise<T> {
+    return this.client.withDeadline(Date.now() + (this.options.timeoutMs ?? 3000), call);
+  }
+}

@@ -1,0 +1,36 @@
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { PinoTemporalLogger } from '../logging';
+import { WorkerMetrics } from '../metrics/names';
+
+export interface WorkerRuntimeOptions {
+  logger: Logger;
+  /** `host:port` of the Prometheus endpoint (`/metrics`) for the SDK's and the product's worker metrics. */
+  metricsAddress: string;
+}
+
+const CORE_LEVEL = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
+
+/** Milliseconds: a provider answers within a few hundred ms, and gives up after PROVIDER_TIMEOUT (20 s). */
+const PROVIDER_LATENCY_BUCKETS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 20000, 30000];
+
+/**
+ * Installs Temporal's Runtime for a worker process: its logs (Rust core included) go to the process logger, and
+ * its metrics, with those the workflow and provider calls emit, to one Prometheus endpoint. Once per process,
+ * before the first connection.
+ */
+export function installWorkerRuntime({ logger, metricsAddress }: WorkerRuntimeOptions): Runtime {
+  const level = CORE_LEVEL[logger.level as keyof typeof CORE_LEVEL] ?? 'ERROR';
+  return Runtime.install({
+    logger: new PinoTemporalLogger(logger),
+    telemetryOptions: {
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: level === 'INFO' ? 'WARN' : level }) },
+      metrics: {
+        prometheus: {
+          bindAddress: metricsAddress,
+          histogramBucketOverrides: { [WorkerMetrics.providerLatency]: PROVIDER_LATENCY_BUCKETS },
+        },
+      },
+    },
+  });
+}

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { request } from 'undici';
+import type { PaymentResource } from '../src/domain/payment';
+import { ServerMetrics, WorkerMetrics } from '../src/metrics/names';
+import { scrape, total } from './support/prometheus';
+import type { Sample } from './support/prometheus';
+import { paymentRequest } from './support/requests';
+import { OPERATOR_KEY, startStack } from './support/stack';
+import type { Stack } from './support/stack';
+
+// The worker's Prometheus endpoint (SDK and product metrics) and the server's, scraped around known payments.
+
+let stack: Stack;
+before(async () => {
+  stack = await startStack();
+});
+after(() => stack?.close());
+
+interface Scrapes {
+  worker: Sample[];
+  server: Sample[];
+}
+type Expectation = Record<string, number>;
+
+const scrapeBoth = async (): Promise<Scrapes> => ({
+  worker: await scrape(stack.workerMetricsUrl ?? ''),
+  server: await scrape(stack.metricsUrl),
+});
+
+/** The named readings of one scrape; worker metrics are limited to this stack's task queue. */
+function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation {
+  const w = (name: string, labels: Record<string, string>) => total(s.worker, name, { taskQueue, ...labels });
+  const p = (name: string, labels: Record<string, string>) => total(s.worker, name, labels);
+  const mm = 'mobile_money_debit';
+  return {
+    'started mobile money': w(WorkerMetrics.paymentsStarted, { payment_type: mm }),
+    'started bank credit': w(WorkerMetrics.paymentsStarted, { payment_type: 'bank_credit' }),
+    'finished mobile money succeeded': w(WorkerMetrics.paymentsFinished, { payment_type: mm, status: 'succeeded' }),
+    'finished mobile money failed': w(WorkerMetrics.paymentsFinished, { payment_type: mm, status: 'failed' }),
+    'finished bank credit succeeded': w(WorkerMetrics.paymentsFinished, {
+      payment_type: 'bank_credit',
+      status: 'succeeded',
+    }),
+    'reconciled to needs_review': w(WorkerMetrics.reconciliations, { payment_type: mm, outcome: 'needs_review' }),
+    'provider initiate ok': p(`${WorkerMetrics.providerLatency}_count`, { operation: 'initiate', outcome: 'ok' }),
+    'provider initiate rejected': p(`${WorkerMetrics.providerLatency}_count`, {
+      operation: 'initiate',
+      outcome: 'definite_rejection',
+    }),
+    'provider errors definite_rejection': p(WorkerMetrics.providerErrors, { classification: 'definite_rejection' }),
+    'provider status ok':
+      p(`${WorkerMetrics.providerLatency}_count`, { operation: 'status', outcome: 'ok' }) - statusChecks,
+    'callbacks accepted': total(s.server, ServerMetrics.callbacks, { result: 'accepted', reason: 'accepted' }),
+    'callbacks rejected bad_token': total(s.server, ServerMetrics.callbacks, {
+      result: 'rejected',
+      reason: 'bad_token',
+    }),
+    'callbacks rejected unparseable': total(s.server, ServerMetrics.callbacks, {
+      result: 'rejected',
+      reason: 'unparseable',
+    }),
+    'payments in review': total(s.server, ServerMetrics.inReview),
+  };
+}
+
+const minus = (a: Expectation, b: Expectation): Expectation =>
+  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
+
+/** Scrapes until the deltas since `baseline` equal `expected` (metrics and visibility lag a little), then compares. */
+async function expectDeltas(baseline: Expectation, expected: Expectation, statusChecks: () => Promise<number>) {
+  const deadline = Date.now() + 20_000;
+  let actual: Expectation;
+  do {
+    actual = minus(readings(await scrapeBoth(), stack.taskQueue, await statusChecks()), baseline);
+    if (JSON.stringify(actual) === JSON.stringify(expected)) break;
+    await new Promise((r) => setTimeout(r, 300));
+  } while (Date.now() < deadline);
+  assert.deepEqual(actual, expected);
+}
+
+it('the counters move by exactly the payments, callbacks and provider calls of a known run', async () => {
+  const baseline = readings(await scrapeBoth(), stack.taskQueue);
+  const requests = {
+    success: paymentRequest('mobile_money_debit', '00'),
+    failure: paymentRequest('mobile_money_debit', '11'),
+    review: paymentRequest('mobile_money_debit', '33'),
+    rejected: paymentRequest('mobile_money_debit', '88'),
+    bank: paymentRequest('bank_credit', '00'),
+  };
+  const ids: Record<string, string> = {};
+  for (const [name, body] of Object.entries(requests)) {
+    const response = await stack.api('POST', '/v1/payments', body);
+    assert.equal(response.status, 201, JSON.stringify(response.body));
+    ids[name] = response.body.id;
+  }
+  const forged = await stack.api('POST', `/v1/callbacks/${ids.success}/not-the-token`, { status: '1' }, null);
+  assert.equal(forged.status, 404);
+  const [transaction] = await stack.upstreamTransactions(ids.success ?? '');
+  assert.ok(transaction?.callback_url);
+  const empty = await request(transaction.callback_url, { method: 'POST' });
+  assert.equal(empty.statusCode, 400);
+  await empty.body.dump();
+  const settled = Object.fromEntries(
+    await Promise.all(
+      Object.entries(ids).map(async ([name, id]) => [
+        name,
+        await stack.waitForStatus(id, ['succeeded', 'failed', 'needs_review']),
+      ]),
+    ),
+  ) as Record<string, PaymentResource>;
+  assert.equal(settled.review?.status, 'needs_review');
+  assert.equal(settled.rejected?.status, 'failed');
+
+  // Reconciliation's status checks, one provider call each (the sandbox answers them all). The payment in review
+  // makes several; on a slow machine a callback may also come after its time-out, and reconciliation check first.
+  const statusChecks = async () => {
+    let checks = 0;
+    for (const id of Object.values(ids)) {
+      const payment = await stack.api('GET', `/v1/payments/${id}`, undefined, OPERATOR_KEY);
+      checks += payment.body.events.filter((e) => e.type === 'status_checked').length;
+    }
+    return checks;
+  };
+  assert.ok((await statusChecks()) >= 1);
+  const settledRun: Expectation = {
+    'started mobile money': 4,
+    'started bank credit': 1,
+    'finished mobile money succeeded': 1,
+    'finished mobile money failed': 2,
+    'finished bank credit succeeded': 1,
+    'reconciled to needs_review': 1,
+    'provider initiate ok': 4,
+    'provider initiate rejected': 1,
+    'provider errors definite_rejection': 1,
+    'provider status ok': 0,
+    'callbacks accepted': 3,
+    'callbacks rejected bad_token': 1,
+    'callbacks rejected unparseable': 1,
+    'payments in review': 1,
+  };
+  await expectDeltas(baseline, settledRun, statusChecks);
+
+  const resolved = await stack.api(
+    'POST',
+    `/v1/payments/${ids.review}/resolve`,
+    { outcome: 'succeeded', note: 'paid' },
+    OPERATOR_KEY,
+  );
+  assert.equal(resolved.status, 200);
+  await expectDeltas(
+    baseline,
+    { ...settledRun, 'finished mobile money succeeded': 2, 'payments in review': 0 },
+    statusChecks,
+  );
+});
+
+it('the Grafana dashboard only queries metrics the endpoints export', async () => {
+  const dashboard = JSON.parse(
+    readFileSync(join(__dirname, '..', 'ops', 'grafana', 'payments-dashboard.json'), 'utf8'),
+  ) as {
+    panels: { targets?: { expr: string }[] }[];
+  };
+  const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((t) => t.expr);
+  assert.ok(exprs.length >= 10);
+  const { worker, server } = await scrapeBoth();
+  const exported = new Set([...worker, ...server].map((s) => s.name));
+  const referenced = new Set(exprs.flatMap(metricNames));
+  for (const name of [...Object.values(WorkerMetrics), ...Object.values(ServerMetrics)]) {
+    assert.ok(
+      [...referenced].some((r) => r.startsWith(name)),
+      `the dashboard does not show ${name}`,
+    );
+  }
+  const missing = [...referenced].filter((name) => !exported.has(name));
+  assert.deepEqual(missing, [], `referenced by the dashboard but not exported: ${missing.join(', ')}`);
+});
+
+/** The metric names in a PromQL expression: identifiers that are not functions, labels or keywords. */
+function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"[^"]*"/g, '')
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\b(?:by|without)\s*\([^)]*\)/g, '');
+  return [...bare.matchAll(/\b[a-zA-Z_:][\w:]*\b(?!\s*\()/g)].map((m) => m[0]);
+}

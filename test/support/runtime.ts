@@ -1,0 +1,18 @@
+import { createLogger } from '../../src/logging';
+import { installWorkerRuntime } from '../../src/temporal/runtime';
+import { freePort } from './free-port';
+
+let installed: Promise<string> | undefined;
+
+/**
+ * Installs this test process's Temporal Runtime as src/worker.ts does, once: logs at `warn`, and the worker metrics
+ * of every in-process worker on a free port. Resolves to that Prometheus endpoint's URL.
+ */
+export function installTestRuntime(): Promise<string> {
+  installed ??= freePort().then((port) => {
+    const address = `127.0.0.1:${port}`;
+    installWorkerRuntime({ logger: createLogger('worker', 'warn', false), metricsAddress: address });
+    return `http://${address}/metrics`;
+  });
+  return installed;
+}
