@@ -76,12 +76,15 @@ export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry)
       await condition(allHandlersFinished);
       return await continueAsNew<typeof payoutBatchWorkflow>(input, state.carry());
     }
+    if (state.nextIndex < input.itemCount && state.status !== 'cancelling') {
+      page = await pageHolding(input, state.nextIndex, page);
+    }
+    // Read the slots only now: a pause or cancel may have arrived while the page loaded.
     const free = state.freeSlots;
-    if (free === 0) {
+    if (free === 0 || !page) {
       await condition(() => state.freeSlots > 0 || state.drained);
       continue;
     }
-    page = await pageHolding(input, state.nextIndex, page);
     const offset = state.nextIndex - page.index * input.pageSize;
     const items = page.items.slice(offset, offset + free);
     await Promise.all(items.map((item) => startItem(input, state, item)));
