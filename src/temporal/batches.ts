@@ -97,9 +97,12 @@ export class Batches {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       // Another request with this reference won the race; it is either this very batch or a conflict.
-      const winner = await this.existing(batchId, fingerprint).catch(async (conflict: unknown) => {
-        await Promise.all(pageIds.map((id) => this.releasePage(id)));
-        throw conflict;
+      const winner = await this.existing(batchId, fingerprint).catch(async (err: unknown) => {
+        // Only a conflict proves the pages are this request's own (their ids carry its fingerprint).
+        if (err instanceof PaymentError && err.kind === 'conflict') {
+          await Promise.all(pageIds.map((id) => this.releasePage(id)));
+        }
+        throw err;
       });
       if (winner) return { created: false, batch: winner };
     }
