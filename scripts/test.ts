@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/temporal/dev-server';
+import { startRedisServer } from '../src/vault/redis-server';
 import { temporalBinary } from '../src/temporal/binaries';
 import { freePort } from '../test/support/free-port';
 
@@ -19,10 +21,15 @@ async function main(): Promise<number> {
     .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
     .map((f) => join('test', f));
 
-  process.stdout.write('[test] starting a Temporal dev server and bundling the workflow code…\n');
-  const [devServer, bundle] = await Promise.all([
+  process.stdout.write('[test] starting a Temporal dev server and redis-server, bundling the workflow code…\n');
+  const [devServer, redis, bundle] = await Promise.all([
     freePort().then((port) => startDevServer({ port, namespace: 'default' })),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: undefined }),
+    process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port)),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../src/workflows'),
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: undefined,
+    }),
   ]);
   const bundlePath = join(tmp, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
@@ -38,12 +45,13 @@ async function main(): Promise<number> {
         ...process.env,
         TEST_TEMPORAL_ADDRESS: devServer.address,
         TEST_WORKFLOW_BUNDLE: bundlePath,
+        TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
         TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
       },
     });
     child.once('exit', (c) => resolveCode(c ?? 1));
   });
-  await devServer.stop();
+  await Promise.all([devServer.stop(), redis?.stop()]);
   process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
   return code;
 }

@@ -6,7 +6,9 @@ import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './http/callback-token';
 import { connectClient } from './temporal/client';
+import { EncryptionCodec } from './temporal/codec';
 import { Payments } from './temporal/payments';
+import { createRedisVault } from './vault/redis-vault';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
 export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
@@ -23,9 +25,10 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
   });
 }
 
-/** Starts the HTTP server on the configured port; resolves once it listens. */
-export async function startServer(config: ServerConfig) {
+/** Starts the HTTP server on the configured port; resolves once it listens. `logStream` captures logs (tests). */
+export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const tokens = new CallbackTokens(config.CALLBACK_SECRET);
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   const payments = new Payments(client, {
@@ -34,13 +37,16 @@ export async function startServer(config: ServerConfig) {
     timingFor: timingFor(config),
     callbackUrlFor: (id) => `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`,
     initiationWaitMs: config.INITIATION_WAIT,
+    cardVault,
   });
+  const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const app = buildApp({
     payments,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
-    logger: loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY),
+    logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
+    codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS), corsOrigins: config.CODEC_CORS_ORIGINS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   return {
@@ -49,6 +55,7 @@ export async function startServer(config: ServerConfig) {
     close: async () => {
       await app.close();
       await client.connection.close();
+      await cardVault.close();
     },
   };
 }

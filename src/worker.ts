@@ -3,6 +3,7 @@ import type { WorkerConfig } from './config';
 import { createProviderClient } from './provider';
 import type { ProviderConfig } from './provider';
 import { createPaymentWorker } from './temporal/worker';
+import { createRedisVault } from './vault/redis-vault';
 
 /** The provider client's settings, from the worker's configuration. */
 export function providerConfig(config: WorkerConfig): ProviderConfig {
@@ -21,17 +22,20 @@ export function providerConfig(config: WorkerConfig): ProviderConfig {
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
   const provider = createProviderClient(providerConfig(config));
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const paymentWorker = await createPaymentWorker({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
+    keyring: config.ENCRYPTION_KEYS,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-    deps: { provider },
+    deps: { provider, cardVault },
   });
   process.stdout.write(`worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}\n`);
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.
   await paymentWorker.run();
   await provider.close();
+  await cardVault.close();
 }
 
 if (require.main === module) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment';
 import { PaymentState } from '../src/workflows/payment-state';
-import { paymentRequest } from './support/requests';
+import { storedRequest } from './support/requests';
 
 const now = new Date('2026-11-21T10:00:00Z');
 const ack = { transactionId: '9', statusCode: '2', message: 'pending', redirectUrl: null };
@@ -19,7 +19,7 @@ function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_de
   const input: PaymentInput = {
     paymentId: 'p1',
     merchantId: 'acme',
-    request: paymentRequest(type, '00', 'r1'),
+    request: storedRequest(type, '00', 'r1'),
     callbackUrl: 'http://x/cb',
     createdAt: now.toISOString(),
     timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },

@@ -3,8 +3,10 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { RequestRules } from '../domain/requests';
 import type { Payments } from '../temporal/payments';
+import type { PayloadCodec } from '@temporalio/common';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
+import { registerCodecRoutes } from './codec-routes';
 import type { CallbackTokens } from './callback-token';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerPaymentRoutes } from './payment-routes';
@@ -15,6 +17,8 @@ export interface AppDeps {
   tokens: CallbackTokens;
   rules: RequestRules;
   logger: FastifyServerOptions['logger'];
+  /** The payload codec operators decode Temporal's history with, and the browser origins allowed to use it. */
+  codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -38,6 +42,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     registerCallbackRoutes(scope, deps);
   });
+  void app.register((scope, _options, done) => {
+    registerCodecRoutes(scope, { ...deps.codec, keys: deps.keys });
+    done();
+  });
   return app;
 }
 
@@ -49,7 +57,9 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
-        url: req.url.replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]'),
+        url: req.url
+          .replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]')
+          .replace(/^(\/codec\/ui\/)[^/?]+/, '$1[token]'),
         id: req.id,
       }),
     },

@@ -26,6 +26,8 @@ import {
 } from '../workflows/definitions';
 import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
+import { cardToken, detachCard } from '../vault/card-data';
+import type { CardVault } from '../vault/card-vault';
 
 /** A failure the HTTP layer turns into a status code without knowing Temporal. */
 export class PaymentError extends Error {
@@ -45,6 +47,8 @@ export interface PaymentsOptions {
   callbackUrlFor(paymentId: string): string;
   initiationWaitMs: number;
   queryTimeoutMs?: number;
+  /** Holds card data outside Temporal until the initiation activity takes it. */
+  cardVault: CardVault;
 }
 
 export interface PaymentSummary {
@@ -76,10 +80,13 @@ export class Payments {
   async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
     const paymentId = paymentWorkflowId(merchantId, request.reference);
     const fingerprint = this.fingerprint(merchantId, request);
+    const stored = await detachCard(request, this.options.cardVault).catch(() => {
+      throw new PaymentError('unavailable', 'the card vault is unreachable right now');
+    });
     const input: PaymentInput = {
       paymentId,
       merchantId,
-      request,
+      request: stored,
       callbackUrl: this.options.callbackUrlFor(paymentId),
       createdAt: new Date().toISOString(),
       timing: this.options.timingFor(request.type),
@@ -104,6 +111,9 @@ export class Payments {
         }),
       );
     } catch (err) {
+      const token = cardToken(stored);
+      // Unused card data goes now; should that fail, it expires on its own.
+      if (token) await this.options.cardVault.discard(token).catch(() => undefined);
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const existing = await this.temporal(() => this.client.workflow.getHandle(paymentId).describe());
       if (existing.memo?.fingerprint !== fingerprint) {
@@ -199,9 +209,11 @@ export class Payments {
     return latest;
   }
 
+  // Keyed, and without the CVV: PCI DSS lets nothing derived from it outlive authorization.
   private fingerprint(merchantId: string, request: PaymentRequest): string {
+    const kept = request.type === 'card_payment' ? { ...request, card_cvv: undefined } : request;
     return createHmac('sha256', this.options.fingerprintSecret)
-      .update(`request:${merchantId}:${canonicalJson(request)}`)
+      .update(`request:${merchantId}:${canonicalJson(kept)}`)
       .digest('base64url');
   }
 

@@ -2,13 +2,17 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { createPaymentActivities } from '../activities/payment-activities';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
+import type { Keyring } from '../crypto/keyring';
+import { createDataConverter } from './data-converter';
 
 export interface PaymentWorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** Encrypts every payload the worker sends and decrypts what it reads (ENCRYPTION_KEYS). */
+  keyring: Keyring;
   deps: PaymentActivityDeps;
-  /** A prebuilt workflow bundle (tests, production images); the workflow sources are bundled when absent. */
+  /** A prebuilt workflow bundle (tests, production images), bundled with FAILURE_CONVERTER_PATH; built here when absent. */
   workflowBundlePath?: string;
 }
 
@@ -29,6 +33,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createPaymentActivities(options.deps),
+    dataConverter: createDataConverter(options.keyring),
     ...workflows,
   });
   return {

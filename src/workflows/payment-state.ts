@@ -38,7 +38,7 @@ export class PaymentState {
       provider: { transaction_id: null, status_code: null, message: null },
       next_action: null,
       failure: null,
-      ...(request.type === 'card_payment' ? { card: { last4: request.card_number.slice(-4) } } : {}),
+      ...(request.type === 'card_payment' ? { card: { last4: request.card.last4 } } : {}),
       events: [],
     };
   }
