@@ -17,7 +17,7 @@ export class EncryptionCodec implements PayloadCodec {
 
   /** Encrypts every payload with the primary key. */
   encode(payloads: Payload[]): Promise<Payload[]> {
-    return Promise.resolve(
+    return settle(() =>
       payloads.map((payload) => {
         const sealed = seal(this.keyring, temporal.api.common.v1.Payload.encode(payload).finish());
         return {
@@ -34,7 +34,7 @@ export class EncryptionCodec implements PayloadCodec {
 
   /** Decrypts payloads this codec encrypted, with whichever configured key they name; others pass unchanged. */
   decode(payloads: Payload[]): Promise<Payload[]> {
-    return Promise.resolve(
+    return settle(() =>
       payloads.map((payload) => {
         const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
         if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
@@ -45,4 +45,9 @@ export class EncryptionCodec implements PayloadCodec {
       }),
     );
   }
+}
+
+/** Runs synchronous crypto so that a failure rejects the promise instead of throwing. */
+function settle<T>(work: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(work()));
 }
