@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
+import Fastify from 'fastify';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { createClient } from 'redis';
@@ -11,6 +12,7 @@ import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { PaymentInput, PaymentResource } from '../src/domain/payment';
 import type { PaymentRequest } from '../src/domain/requests';
+import { loggerOptions } from '../src/http/app';
 import { uiCodecToken } from '../src/http/auth';
 import { connectClient } from '../src/temporal/client';
 import { temporalBinary } from '../src/temporal/binaries';
@@ -268,5 +270,30 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     const codec = ['--codec-endpoint', `${stack.baseUrl}/codec`, '--codec-auth', `Bearer ${OPERATOR_KEY}`];
     const decoded = await run(temporalBinary('temporal'), [...args, ...codec]);
     assert.ok(startInput(decoded.stdout).includes(personal.name), 'the operator reads the payment in the CLI');
+  });
+});
+
+describe('log redaction', () => {
+  it('censors card and personal fields and the authorization header in any log call', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const options = loggerOptions('info', false);
+    const app = Fastify({ logger: typeof options === 'object' ? { ...options, stream } : options });
+    app.log.info(
+      { body: { card_number: personal.card_number, card_cvv: personal.card_cvv }, name: personal.name },
+      'a careless log call',
+    );
+    app.log.info({ headers: { authorization: `Bearer ${OPERATOR_KEY}` }, email: personal.email }, 'another');
+    await app.close();
+    const text = lines.join('');
+    assert.match(text, /a careless log call/);
+    for (const secret of [personal.card_number, personal.card_cvv, personal.name, personal.email, OPERATOR_KEY]) {
+      assert.ok(!text.includes(secret), `"${secret}" logged`);
+    }
   });
 });

@@ -23,6 +23,26 @@ export interface AppDeps {
 
 const BODY_LIMIT = 64 * 1024;
 
+// Request fields that are card or personal data: censored wherever a log call might include them.
+const PERSONAL_FIELDS = [
+  'card_number',
+  'card_cvv',
+  'expiry_month',
+  'expiry_year',
+  'phone_number',
+  'name',
+  'first_name',
+  'last_name',
+  'email',
+  'customer_name',
+  'account_number',
+];
+const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  ...PERSONAL_FIELDS.flatMap((field) => [field, `*.${field}`]),
+];
+
 /** Builds the HTTP server: merchant API, provider callbacks, health. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
@@ -53,7 +73,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
   return {
     level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
