@@ -56,6 +56,7 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const base = `http://127.0.0.1:${ports.PORT}`;
   const first = await start(env);
   assert.match(first.output(), new RegExp(`Temporal Web UI\\s+http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`));
+  assert.match(first.output(), /codec server\s+http:\/\/localhost:\d+\/codec/);
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(first.output())?.[1];
   assert.ok(key, first.output());
   const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
@@ -89,8 +90,9 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
 
   const second = await start(env);
   assert.ok(second.output().includes(key), 'the same keys after a restart');
-  assert.equal((await api('GET', `/v1/payments/${done.body.id}`)).body.status, 'succeeded');
-  assert.equal((await api('GET', `/v1/payments/${waiting.body.id}`)).body.status, 'pending');
+  // The worker may still be bundling its workflows (503 until it answers queries): wait for the states.
+  assert.equal((await waitFor(done.body.id, 'succeeded')).status, 'succeeded');
+  assert.equal((await waitFor(waiting.body.id, 'pending')).status, 'pending');
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
   const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
     callback_url: string;
