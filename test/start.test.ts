@@ -62,6 +62,26 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
   assert.equal(secrets.merchantKey, key);
 
+  // The embedded Web UI decodes through the server's codec endpoint, from its own origin.
+  const uiSettings = await request(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/api/v1/settings`);
+  const codecEndpoint = ((await uiSettings.body.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint;
+  assert.match(codecEndpoint, new RegExp(`^http://localhost:${ports.PORT}/codec/ui/[\\w-]{43}$`));
+  const codec = async (action: string, payloads: unknown) => {
+    const response = await request(`${codecEndpoint}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: `http://localhost:${ports.TEMPORAL_UI_PORT}` },
+      body: JSON.stringify({ payloads }),
+    });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers['access-control-allow-origin'], `http://localhost:${ports.TEMPORAL_UI_PORT}`);
+    return ((await response.body.json()) as { payloads: { metadata: Record<string, string>; data: string }[] })
+      .payloads;
+  };
+  const plain = [{ metadata: { encoding: btoa('json/plain') }, data: btoa('"hello"') }];
+  const sealed = await codec('encode', plain);
+  assert.equal(atob(sealed[0]!.metadata.encoding!), 'binary/encrypted');
+  assert.deepEqual(await codec('decode', sealed), plain);
+
   const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const response = await request(`${base}${path}`, {
       method,
