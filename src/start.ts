@@ -63,8 +63,8 @@ async function waitForHttp(url: string, child: ChildProcess, name: string): Prom
 async function main(): Promise<void> {
   const config = loadConfigOrExit(startSchema, 'start');
   if (process.env.NODE_ENV === 'production') {
-    const missing = GENERATED.filter((name) => !process.env[name]);
-    if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)' as never);
+    const missing: string[] = GENERATED.filter((name) => !process.env[name]);
+    if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
     if (missing.length > 0) {
       process.stderr.write(
         `start: NODE_ENV=production refuses generated secrets and the sandbox; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,

@@ -43,6 +43,12 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
     if (request.method === 'OPTIONS') return reply.status(204).send();
   });
 
+  const authorize = (request: FastifyRequest) => {
+    const { uiToken } = request.params as { uiToken?: string };
+    const caller = uiToken === undefined ? keys.authenticate(request) : keys.authenticateUiCodecToken(uiToken);
+    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can use the codec');
+  };
+
   const route = (action: 'encode' | 'decode') => async (request: FastifyRequest, reply: FastifyReply) => {
     authorize(request);
     const body = codecBody.safeParse(request.body);
@@ -54,12 +60,6 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
       throw new ApiError(400, 'codec_failed', `the payloads cannot be ${action}d with the configured keys`);
     }
     return reply.send({ payloads: payloads.map(toJson) });
-  };
-
-  const authorize = (request: FastifyRequest) => {
-    const { uiToken } = request.params as { uiToken?: string };
-    const caller = uiToken === undefined ? keys.authenticate(request) : keys.authenticateUiCodecToken(uiToken);
-    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can use the codec');
   };
 
   for (const prefix of ['/codec', '/codec/ui/:uiToken']) {
