@@ -99,4 +99,17 @@ describe('payment state machine', () => {
     assert.equal(state.status, 'succeeded');
     assert.equal(state.resource.provider.transaction_id, '10');
   });
+
+  it('a card payment started before the vault (card number in the input) still replays with its last4', () => {
+    const legacy = { ...storedRequest('card_payment', '00', 'r1'), card: undefined, card_number: '4000056655665556' };
+    const input = {
+      paymentId: 'p1',
+      merchantId: 'acme',
+      request: legacy as unknown as PaymentInput['request'],
+      callbackUrl: 'http://x/cb',
+      createdAt: now.toISOString(),
+      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+    };
+    assert.deepEqual(new PaymentState(input).resource.card, { last4: '5556' });
+  });
 });
