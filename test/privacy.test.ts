@@ -62,6 +62,7 @@ const forbidden = [
   personal.email,
   '233249876500', // both phone numbers, with and without the plus
   '233249876588',
+  '9876543233',
   'Thandiwe',
   'Mbeki',
   'Kwabena',
@@ -97,6 +98,13 @@ function requests(): PaymentRequest[] {
     { ...mobile, phone_number: personal.phone, name: personal.name },
     { ...rejected, phone_number: '233249876588', name: personal.name },
     { ...bank, customer_name: personal.customer_name, account_number: personal.account_number },
+    // Scenario 33 stays pending: it goes to review and an operator resolves it (a Temporal Update).
+    {
+      ...bank,
+      reference: `${bank.reference}-review`,
+      customer_name: personal.customer_name,
+      account_number: '9876543233',
+    },
   ];
 }
 
@@ -136,6 +144,16 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     for (const body of requests()) {
       const created = await stack.api('POST', '/v1/payments', body);
       assert.equal(created.status, 201, JSON.stringify(created.body));
+      if (body.reference.endsWith('-review')) {
+        await stack.waitForStatus(created.body.id, ['needs_review']);
+        const resolved = await stack.api(
+          'POST',
+          `/v1/payments/${created.body.id}/resolve`,
+          { outcome: 'succeeded', note: `confirmed with ${personal.customer_name} on ${personal.card_phone}` },
+          OPERATOR_KEY,
+        );
+        assert.equal(resolved.status, 200);
+      }
       // Completion: the workflow has closed (outcome, then the late-callback window).
       await client.workflow.getHandle(created.body.id).result();
       payments.push((await stack.api('GET', `/v1/payments/${created.body.id}`)).body);
@@ -150,7 +168,7 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     await client?.connection.close();
   });
 
-  it('the payments completed: card, mobile money (one rejected) and bank credit', () => {
+  it('the payments completed: card, mobile money (one rejected), bank credit (one resolved by an operator)', () => {
     assert.deepEqual(
       payments.map((p) => [p.type, p.status]),
       [
@@ -158,12 +176,13 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
         ['mobile_money_debit', 'succeeded'],
         ['mobile_money_debit', 'failed'],
         ['bank_credit', 'succeeded'],
+        ['bank_credit', 'succeeded'],
       ],
     );
     assert.equal(payments[0]?.card?.last4, '5556');
   });
 
-  it('no event of their histories holds personal data, a summary or an error message in plain text', async () => {
+  it('no event of their histories holds personal data, a summary, a memo, an update or an error message in plain text', async () => {
     for (const [id, history] of histories) {
       const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('latin1');
       assert.ok((history.events?.length ?? 0) > 5, `${id} has a history`);
@@ -180,6 +199,15 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
       for (const secret of forbidden)
         assert.equal(description.indexOf(secret), -1, `${id}: "${secret}" in memo/search`);
     }
+    for (const history of histories.values()) {
+      const memo = history.events?.[0]?.workflowExecutionStartedEventAttributes?.memo?.fields?.fingerprint;
+      assert.equal(Buffer.from(memo?.metadata?.encoding ?? []).toString(), 'binary/encrypted', 'the memo');
+    }
+    const reviewed = histories.get(payments[4]!.id)!;
+    const update = reviewed.events?.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const updateInput = update?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads;
+    assert.equal(updateInput?.length, 1, 'the resolve update is in the history');
+    assert.equal(Buffer.from(updateInput[0]?.metadata?.encoding ?? []).toString(), 'binary/encrypted', 'the update');
     const rejected = histories.get(payments[2]!.id)!;
     const failures = rejected.events?.flatMap((e) => e.activityTaskFailedEventAttributes?.failure ?? []) ?? [];
     assert.equal(failures.length, 1);
