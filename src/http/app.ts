@@ -1,9 +1,9 @@
 import formbody from '@fastify/formbody';
+import type { PayloadCodec } from '@temporalio/common';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { RequestRules } from '../domain/requests';
 import type { Payments } from '../temporal/payments';
-import type { PayloadCodec } from '@temporalio/common';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import { registerCodecRoutes } from './codec-routes';
