@@ -22,15 +22,21 @@ async function main(): Promise<number> {
     .map((f) => join('test', f));
 
   process.stdout.write('[test] starting a Temporal dev server and redis-server, bundling the workflow code…\n');
+  const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
+  const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
   const [devServer, redis, bundle] = await Promise.all([
-    freePort().then((port) => startDevServer({ port, namespace: 'default' })),
-    process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port)),
+    devServerStart,
+    redisStart,
     bundleWorkflowCode({
       workflowsPath: require.resolve('../src/workflows'),
       failureConverterPath: FAILURE_CONVERTER_PATH,
       logger: undefined,
     }),
-  ]);
+  ]).catch(async (err: unknown) => {
+    // Leave no server behind when another one failed to start.
+    await Promise.allSettled([devServerStart.then((s) => s.stop()), redisStart?.then((r) => r.stop())]);
+    throw err;
+  });
   const bundlePath = join(tmp, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   process.stdout.write(

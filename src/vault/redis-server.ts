@@ -49,20 +49,25 @@ export async function startRedisServer(port: number): Promise<RedisServer> {
     const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]);
     if (failed) throw new Error(`cannot run ${binary} (run \`npm run setup\`): ${failed.message}`);
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}: ${output}`);
-    const client = createClient({ url, socket: { reconnectStrategy: false } });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-      await client.quit();
-      return { url, process: child, stop };
-    } catch {
-      client.destroy();
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error(`redis-server did not answer on port ${port}: ${output}`);
-      }
+    if (await answers(url)) return { url, process: child, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`redis-server did not answer on port ${port}: ${output}`);
     }
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = createClient({ url, socket: { reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    await client.quit();
+    return true;
+  } catch {
+    if (client.isOpen) client.destroy();
+    return false;
   }
 }
 
