@@ -8,7 +8,10 @@ import type { BatchProgress } from '../src/domain/batch';
 import { createSandbox } from '../src/sandbox/app';
 import { startServer } from '../src/server';
 import { connectClient } from '../src/temporal/client';
+import { generateKeyEntry, parseKeyring } from '../src/crypto/keyring';
+import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/temporal/dev-server';
+import { startRedisServer } from '../src/vault/redis-server';
 import { freePort } from '../test/support/free-port';
 import { startWorkerProcess } from '../test/support/worker-process';
 
@@ -49,10 +52,16 @@ async function main(): Promise<number> {
   const tmp = join(root, '.tmp');
   mkdirSync(tmp, { recursive: true });
   log(`starting Temporal, the sandbox and a worker process for ${ITEMS} items at concurrency ${CONCURRENCY}…`);
-  const [devServer, bundle] = await Promise.all([
+  const [devServer, redis, bundle] = await Promise.all([
     freePort().then((port) => startDevServer({ port, namespace: 'default' })),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: undefined }),
+    freePort().then((port) => startRedisServer(port)),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../src/workflows'),
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: undefined,
+    }),
   ]);
+  const encryptionKeys = generateKeyEntry('bench');
   const bundlePath = join(tmp, 'bench-workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   const sandbox = await createSandbox({
@@ -69,6 +78,8 @@ async function main(): Promise<number> {
     TASK_QUEUE: 'bench',
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: TOKEN,
+    ENCRYPTION_KEYS: encryptionKeys,
+    VAULT_URL: redis.url,
     LOG_LEVEL: 'warn',
     WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     METRICS_PORT: String(await freePort()),
@@ -98,6 +109,7 @@ async function main(): Promise<number> {
   const stopAll = () => {
     worker.kill('SIGKILL');
     devServer.process.kill('SIGKILL');
+    void redis.stop();
     process.exit(130);
   };
   process.once('SIGINT', stopAll);
@@ -131,7 +143,11 @@ async function main(): Promise<number> {
     }
     const seconds = (Date.now() - accepted) / 1000;
 
-    const client = await connectClient({ TEMPORAL_ADDRESS: devServer.address, TEMPORAL_NAMESPACE: 'default' });
+    const client = await connectClient({
+      TEMPORAL_ADDRESS: devServer.address,
+      TEMPORAL_NAMESPACE: 'default',
+      ENCRYPTION_KEYS: parseKeyring(encryptionKeys),
+    });
     let runs = 0;
     let maxEvents = 0;
     for await (const run of client.workflow.list({ query: `WorkflowId = "${batch.id}"` })) {
@@ -156,6 +172,7 @@ async function main(): Promise<number> {
     await server.close();
     await sandbox.close();
     await devServer.stop();
+    await redis.stop();
   }
 }
 

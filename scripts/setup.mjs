@@ -1,4 +1,5 @@
-// Installs what a fresh clone needs: npm dependencies, the pinned Temporal binaries and (for the tests) Chromium.
+// Installs what a fresh clone needs: npm dependencies, the pinned Temporal binaries, redis-server (card vault)
+// and (for the tests) Chromium.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, chmodSync, renameSync } from 'node:fs';
@@ -76,6 +77,48 @@ function temporalBinaries() {
   rmSync(download, { recursive: true, force: true });
 }
 
+function commandExists(cmd) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// The card vault's Redis: Debian's redis-server. As root, apt-get installs it; otherwise its packages are
+// unpacked into .tools/redis (src/vault/redis-server.ts finds the binary and its libraries there).
+function redisServer() {
+  if (process.env.VAULT_URL || process.env.REDIS_SERVER_PATH) return;
+  if (commandExists('redis-server') || existsSync(join(toolsDir, 'redis', 'usr', 'bin', 'redis-server'))) return;
+  if (!commandExists('apt-get')) throw new Error('redis-server is needed (card vault): install it or set VAULT_URL');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = (args) => execFileSync('apt-get', args, { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (process.getuid?.() === 0) {
+    log('installing redis-server (apt-get)…');
+    try {
+      apt(['install', '-y', '--no-install-recommends', 'redis-server']);
+    } catch {
+      apt(['update']);
+      apt(['install', '-y', '--no-install-recommends', 'redis-server']);
+    }
+    return;
+  }
+  log('unpacking redis-server into .tools/redis (apt-get download, no root)…');
+  const download = join(toolsDir, 'redis-download');
+  rmSync(download, { recursive: true, force: true });
+  mkdirSync(download, { recursive: true });
+  execFileSync('apt-get', ['download', 'redis-server', 'redis-tools', 'libjemalloc2', 'liblzf1'], {
+    cwd: download,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (const deb of readdirSync(download).filter((f) => f.endsWith('.deb'))) {
+    run('dpkg', ['-x', join(download, deb), join(toolsDir, 'redis')]);
+  }
+  rmSync(download, { recursive: true, force: true });
+}
+
 // The browser test drives Debian's Chromium through playwright-core; `npm start` does not need it, so it skips this.
 function chromium() {
   if (!['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '')) return;
@@ -99,6 +142,7 @@ function chromium() {
 try {
   npmDependencies();
   temporalBinaries();
+  redisServer();
   chromium();
 } catch (err) {
   process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/temporal/dev-server';
+import { startRedisServer } from '../src/vault/redis-server';
 import { temporalBinary } from '../src/temporal/binaries';
 import { freePort } from '../test/support/free-port';
 
@@ -19,11 +21,22 @@ async function main(): Promise<number> {
     .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
     .map((f) => join('test', f));
 
-  process.stdout.write('[test] starting a Temporal dev server and bundling the workflow code…\n');
-  const [devServer, bundle] = await Promise.all([
-    freePort().then((port) => startDevServer({ port, namespace: 'default' })),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../src/workflows'), logger: undefined }),
-  ]);
+  process.stdout.write('[test] starting a Temporal dev server and redis-server, bundling the workflow code…\n');
+  const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
+  const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
+  const [devServer, redis, bundle] = await Promise.all([
+    devServerStart,
+    redisStart,
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../src/workflows'),
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: undefined,
+    }),
+  ]).catch(async (err: unknown) => {
+    // Leave no server behind when another one failed to start.
+    await Promise.allSettled([devServerStart.then((s) => s.stop()), redisStart?.then((r) => r.stop())]);
+    throw err;
+  });
   const bundlePath = join(tmp, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   process.stdout.write(
@@ -38,12 +51,13 @@ async function main(): Promise<number> {
         ...process.env,
         TEST_TEMPORAL_ADDRESS: devServer.address,
         TEST_WORKFLOW_BUNDLE: bundlePath,
+        TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
         TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
       },
     });
     child.once('exit', (c) => resolveCode(c ?? 1));
   });
-  await devServer.stop();
+  await Promise.all([devServer.stop(), redis?.stop()]);
   process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
   return code;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseKeyring } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
 import type { ProviderConfig } from './provider';
 
@@ -36,10 +37,24 @@ const commaList = z.string().transform((text) =>
     .filter(Boolean),
 );
 
-const temporal = {
+const keyring = z.string().transform((text, ctx) => {
+  try {
+    return parseKeyring(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** The card vault: a Redis URL (`redis://[:password@]host:port`). */
+const vaultUrl = z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' });
+
+/** Where Temporal is and how payloads are encrypted: every process that talks to Temporal reads these. */
+export const temporalSettings = {
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TASK_QUEUE: z.string().min(1).default('payments'),
+  ENCRYPTION_KEYS: keyring,
 };
 
 const provider = {
@@ -83,16 +98,17 @@ const hostPort = z
   .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
 
 export const workerSchema = z.object({
-  ...temporal,
+  ...temporalSettings,
   ...provider,
   ...logging,
   WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
+  VAULT_URL: vaultUrl,
 });
 
 export const serverSchema = z.object({
-  ...temporal,
+  ...temporalSettings,
   ...timing,
   ...logging,
   PORT: port(3000),
@@ -117,6 +133,8 @@ export const serverSchema = z.object({
   BANK_LIST_REFRESH: duration('1h'),
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
   BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+  VAULT_URL: vaultUrl,
+  CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
 });
 
 export type WorkerConfig = z.infer<typeof workerSchema>;
@@ -140,16 +158,35 @@ export type ServerConfig = z.infer<typeof serverSchema>;
 
 export class ConfigError extends Error {}
 
+/** The sandbox's default bearer token (`npm start` hands it to the worker); never a real provider's. */
+export const SANDBOX_TOKEN = 'sandbox-token';
+
+/** What `NODE_ENV=production` refuses, per variable, for the schemas that read it. */
+const productionRules: Record<string, (value: string | undefined) => string | undefined> = {
+  PROVIDER_TOKEN: (v) => (v === SANDBOX_TOKEN ? "is the sandbox's token; set the provider's" : undefined),
+  PUBLIC_BASE_URL: (v) =>
+    v?.startsWith('https://') ? undefined : 'must be an https:// URL in production (callbacks carry tokens)',
+  ENCRYPTION_KEYS: (v) => (v ? undefined : 'is required in production'),
+};
+
 /** Validates the environment against a schema; the error names every bad variable and never echoes a value. */
 export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = schema.safeParse(present);
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => {
-    const name = String(issue.path[0] ?? '(environment)');
-    const message = present[name] === undefined ? 'is required' : issue.message;
-    return `  ${name}: ${message}`;
-  });
+  const lines = result.success
+    ? []
+    : result.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? '(environment)');
+        const message = present[name] === undefined ? 'is required' : issue.message;
+        return `  ${name}: ${message}`;
+      });
+  if (present.NODE_ENV === 'production' && schema instanceof z.ZodObject) {
+    for (const name of Object.keys(schema.shape)) {
+      const problem = productionRules[name]?.(present[name]);
+      if (problem && !lines.some((line) => line.startsWith(`  ${name}:`))) lines.push(`  ${name}: ${problem}`);
+    }
+  }
+  if (lines.length === 0 && result.success) return result.data;
   throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
 }
 
@@ -177,5 +214,7 @@ export const startSchema = z.object({
   PUBLIC_BASE_URL: url.optional(),
   METRICS_PORT: port(9465),
   WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
+  VAULT_URL: vaultUrl.optional(),
+  ENCRYPTION_KEYS: keyring.optional(),
 });
 export type StartConfig = z.infer<typeof startSchema>;

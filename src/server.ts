@@ -10,8 +10,10 @@ import { createProviderClient } from './provider';
 import { Batches } from './temporal/batches';
 import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/client';
+import { EncryptionCodec } from './temporal/codec';
 import { Payments } from './temporal/payments';
 import { Readiness } from './temporal/readiness';
+import { createRedisVault } from './vault/redis-vault';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
 export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
@@ -28,9 +30,10 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
   });
 }
 
-/** Starts the HTTP server on the configured port; resolves once it listens. */
-export async function startServer(config: ServerConfig) {
+/** Starts the HTTP server on the configured port; resolves once it listens. `logStream` captures logs (tests). */
+export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const tokens = new CallbackTokens(config.CALLBACK_SECRET);
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   const callbackUrlFor = (id: string) =>
@@ -38,10 +41,13 @@ export async function startServer(config: ServerConfig) {
   const timing = timingFor(config);
   const payments = new Payments(client, {
     taskQueue: config.TASK_QUEUE,
-    fingerprintSecret: config.CALLBACK_SECRET,
-    timingFor: timing,
-    callbackUrlFor,
-    initiationWaitMs: config.INITIATION_WAIT,
+    creation: {
+      fingerprintSecret: config.CALLBACK_SECRET,
+      timingFor: timing,
+      callbackUrlFor,
+      initiationWaitMs: config.INITIATION_WAIT,
+      cardVault,
+    },
   });
   const batches = new Batches(client, {
     taskQueue: config.TASK_QUEUE,
@@ -78,9 +84,10 @@ export async function startServer(config: ServerConfig) {
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
-    logger,
+    logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
     readiness,
+    codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS), corsOrigins: config.CODEC_CORS_ORIGINS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
@@ -93,6 +100,7 @@ export async function startServer(config: ServerConfig) {
       await provider.close();
       await metricsServer.close();
       await client.connection.close();
+      await cardVault.close();
     },
   };
 }

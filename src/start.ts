@@ -3,9 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { WORKER_HEAP_FLAG, loadConfigOrExit, startSchema } from './config';
+import { WORKER_HEAP_FLAG, loadConfigOrExit, SANDBOX_TOKEN, startSchema } from './config';
+import { generateKeyEntry } from './crypto/keyring';
+import { uiCodecToken } from './http/auth';
 import { startDevServer } from './temporal/dev-server';
 import type { DevServer } from './temporal/dev-server';
+import { freePort } from './net/free-port';
+import { startRedisServer } from './vault/redis-server';
+import type { RedisServer } from './vault/redis-server';
 
 // The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
 
@@ -13,9 +18,11 @@ interface LocalSecrets {
   merchantKey: string;
   operatorKey: string;
   callbackSecret: string;
+  encryptionKeys: string;
 }
 
-const SANDBOX_TOKEN = 'sandbox-token';
+/** Settings `npm start` generates outside production; in production each must be set. */
+const GENERATED = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'ENCRYPTION_KEYS'] as const;
 
 function log(message: string): void {
   process.stdout.write(`[start] ${message}\n`);
@@ -24,13 +31,17 @@ function log(message: string): void {
 /** Secrets generated on the first start and kept in DATA_DIR, so keys and callback URLs survive restarts. */
 function localSecrets(dataDir: string): LocalSecrets {
   const file = join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as LocalSecrets;
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>) : {};
   const secrets: LocalSecrets = {
-    merchantKey: `mk_${randomBytes(24).toString('base64url')}`,
-    operatorKey: `ok_${randomBytes(24).toString('base64url')}`,
-    callbackSecret: randomBytes(32).toString('base64url'),
+    merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
+    operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
+    callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
+    // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
+    encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
   };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  if (Object.keys(kept).length < Object.keys(secrets).length) {
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
   return secrets;
 }
 
@@ -51,6 +62,16 @@ async function waitForHttp(url: string, child: ChildProcess, name: string): Prom
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(startSchema, 'start');
+  if (process.env.NODE_ENV === 'production') {
+    const missing: string[] = GENERATED.filter((name) => !process.env[name]);
+    if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
+    if (missing.length > 0) {
+      process.stderr.write(
+        `start: NODE_ENV=production refuses generated secrets and the sandbox; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
+      );
+      process.exit(1);
+    }
+  }
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const secrets = localSecrets(dataDir);
@@ -65,9 +86,13 @@ async function main(): Promise<void> {
     generated.push(`operator key: ${secrets.operatorKey}`);
   }
   env.CALLBACK_SECRET ??= secrets.callbackSecret;
+  env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const operatorKey = env.OPERATOR_API_KEYS.split(',')[0]!.trim();
 
   const children: { name: string; child: ChildProcess }[] = [];
   let devServer: DevServer | undefined;
+  let redis: RedisServer | undefined;
   let stopping = false;
   const stopAll = async (code: number): Promise<never> => {
     if (stopping) return new Promise<never>(() => undefined);
@@ -82,6 +107,7 @@ async function main(): Promise<void> {
       ),
     );
     await devServer?.stop();
+    await redis?.stop();
     process.exit(code);
   };
   process.once('SIGINT', () => void stopAll(0));
@@ -108,13 +134,21 @@ async function main(): Promise<void> {
   };
 
   try {
+    if (!config.VAULT_URL) {
+      log('starting a private redis-server for the card vault…');
+      redis = await startRedisServer(await freePort());
+      env.VAULT_URL = redis.url;
+    }
     if (!config.TEMPORAL_ADDRESS) {
       log(`starting the Temporal dev server (data in ${join(dataDir, 'temporal.db')})…`);
+      const uiOrigins = [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
+      env.CODEC_CORS_ORIGINS ??= uiOrigins.join(',');
       devServer = await startDevServer({
         port: config.TEMPORAL_PORT,
         uiPort: config.TEMPORAL_UI_PORT,
         namespace: config.TEMPORAL_NAMESPACE,
         dbFile: join(dataDir, 'temporal.db'),
+        uiCodecEndpoint: `${publicBaseUrl}/codec/ui/${uiCodecToken(operatorKey)}`,
         log: (line) => process.stderr.write(line),
       });
       env.TEMPORAL_ADDRESS = devServer.address;
@@ -142,12 +176,12 @@ async function main(): Promise<void> {
     await stopAll(1);
   }
 
-  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   const lines = [
     '',
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
     devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${env.TEMPORAL_ADDRESS}`,
+    `  codec server     ${publicBaseUrl}/codec (operator key; the Web UI decodes through it)`,
     config.PROVIDER_BASE_URL
       ? `  provider         ${config.PROVIDER_BASE_URL}`
       : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,

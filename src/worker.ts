@@ -3,19 +3,22 @@ import { createLogger } from './logging';
 import { createProviderClient } from './provider';
 import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
+import { createRedisVault } from './vault/redis-vault';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
   const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_PRETTY);
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const paymentWorker = await createPaymentWorker({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
+    keyring: config.ENCRYPTION_KEYS,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    deps: { provider },
+    deps: { provider, cardVault },
   });
   process.stdout.write(
     `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.
   await paymentWorker.run();
   await provider.close();
+  await cardVault.close();
 }
 
 if (require.main === module) {

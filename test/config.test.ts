@@ -1,14 +1,33 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig, serverSchema, workerSchema } from '../src/config';
+import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema, workerSchema } from '../src/config';
 
+const KEY_1 = Buffer.alloc(32, 1).toString('base64');
 const valid = {
   MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,fallback0123456789ab',
   OPERATOR_API_KEYS: 'op-0123456789abcdef',
   CALLBACK_SECRET: 's'.repeat(32),
   PROVIDER_BASE_URL: 'https://provider.example',
   PROVIDER_TOKEN: 'provider-token',
+  ENCRYPTION_KEYS: `k1:${KEY_1}`,
+  VAULT_URL: 'redis://127.0.0.1:6379',
 };
+const worker = {
+  PROVIDER_BASE_URL: 'https://provider.example',
+  PROVIDER_TOKEN: 'real-provider-token',
+  ENCRYPTION_KEYS: `k1:${KEY_1}`,
+  VAULT_URL: 'redis://127.0.0.1:6379',
+};
+
+function configError(run: () => unknown): string {
+  try {
+    run();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.message;
+  }
+  assert.fail('expected a ConfigError');
+}
 
 describe('configuration', () => {
   it('applies the documented defaults and parses durations and keys', () => {
@@ -66,5 +85,55 @@ describe('configuration', () => {
       () => parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: 'localhost:99999' }),
       /WORKER_METRICS_ADDRESS: the port must be at most 65535/,
     );
+  });
+  it('reads ENCRYPTION_KEYS as a keyring (the first encrypts) and names a bad entry without echoing it', () => {
+    const second = Buffer.alloc(32, 2).toString('base64');
+    const config = parseConfig(workerSchema, { ...worker, ENCRYPTION_KEYS: `k2:${second},k1:${KEY_1}` });
+    assert.equal(config.ENCRYPTION_KEYS.primary.id, 'k2');
+    assert.deepEqual([...config.ENCRYPTION_KEYS.byId.keys()], ['k2', 'k1']);
+    const short = configError(() => parseConfig(workerSchema, { ...worker, ENCRYPTION_KEYS: 'k1:c2hvcnRrZXk=' }));
+    assert.match(short, /ENCRYPTION_KEYS: key "k1" must be 32 bytes/);
+    assert.ok(!short.includes('c2hvcnRrZXk='));
+    const twice = configError(() =>
+      parseConfig(workerSchema, { ...worker, ENCRYPTION_KEYS: `a:${KEY_1},a:${second}` }),
+    );
+    assert.match(twice, /ENCRYPTION_KEYS: key id "a" appears twice/);
+    assert.match(
+      configError(() => parseConfig(workerSchema, { ...worker, ENCRYPTION_KEYS: undefined })),
+      /ENCRYPTION_KEYS: is required/,
+    );
+    assert.match(
+      configError(() => parseConfig(workerSchema, { ...worker, VAULT_URL: 'http://localhost' })),
+      /VAULT_URL: must be a redis:\/\/ or rediss:\/\/ URL/,
+    );
+  });
+
+  it('NODE_ENV=production refuses the sandbox token, a missing encryption key and a plain-http PUBLIC_BASE_URL', () => {
+    const production = { NODE_ENV: 'production' };
+    const workerMessage = configError(() =>
+      parseConfig(workerSchema, {
+        ...worker,
+        ...production,
+        PROVIDER_TOKEN: SANDBOX_TOKEN,
+        ENCRYPTION_KEYS: undefined,
+      }),
+    );
+    assert.match(workerMessage, /PROVIDER_TOKEN: is the sandbox's token/);
+    assert.match(workerMessage, /ENCRYPTION_KEYS: is required/);
+    assert.ok(!workerMessage.includes(SANDBOX_TOKEN));
+    const serverMessage = configError(() =>
+      parseConfig(serverSchema, { ...valid, ...production, PUBLIC_BASE_URL: 'http://pay.example' }),
+    );
+    assert.match(serverMessage, /PUBLIC_BASE_URL: must be an https:\/\/ URL in production/);
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, ...production })),
+      /PUBLIC_BASE_URL/,
+    );
+    assert.equal(
+      parseConfig(serverSchema, { ...valid, ...production, PUBLIC_BASE_URL: 'https://pay.example' }).PUBLIC_BASE_URL,
+      'https://pay.example',
+    );
+    // Outside production the same settings are fine (local development with the sandbox).
+    assert.equal(parseConfig(workerSchema, { ...worker, PROVIDER_TOKEN: SANDBOX_TOKEN }).PROVIDER_TOKEN, SANDBOX_TOKEN);
   });
 });

@@ -97,11 +97,27 @@ describe('merchant API', () => {
     assert.equal((await stack.api('POST', '/v1/payments', body, OPERATOR_KEY)).status, 403);
   });
 
-  it("a merchant never sees another merchant's payment", async () => {
-    const created = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '00'));
+  it("a merchant never sees or touches another merchant's payment", async () => {
+    const body = paymentRequest('mobile_money_debit', '00');
+    const created = await stack.api('POST', '/v1/payments', body);
     const path = `/v1/payments/${encodeURIComponent(created.body.id)}`;
     assert.equal((await stack.api('GET', path, undefined, OTHER_MERCHANT_KEY)).status, 404);
     assert.equal((await stack.api('GET', path)).status, 200);
+    assert.equal((await stack.api('GET', path, undefined, OPERATOR_KEY)).status, 200);
+    // The same reference is the other merchant's own, separate payment: neither a 409 nor the first one.
+    const theirs = await stack.api('POST', '/v1/payments', body, OTHER_MERCHANT_KEY);
+    assert.equal(theirs.status, 201);
+    assert.notEqual(theirs.body.id, created.body.id);
+    const resolve = { outcome: 'failed', note: 'not mine' };
+    assert.equal((await stack.api('POST', `${path}/resolve`, resolve, OTHER_MERCHANT_KEY)).status, 403);
+    const listed = await stack.api<{ data: { id: string }[] }>(
+      'GET',
+      `/v1/payments?reference=${body.reference}`,
+      undefined,
+      OTHER_MERCHANT_KEY,
+    );
+    assert.equal(listed.status, 200);
+    assert.ok(listed.body.data.every((p) => p.id !== created.body.id));
   });
 
   it('a forged callback is refused with 404 and changes nothing', async () => {

@@ -6,14 +6,19 @@ import { FailureTypes } from '../src/domain/payment';
 import type { ProviderAck } from '../src/domain/payment';
 import { ProviderError } from '../src/provider';
 import type { ProviderClient } from '../src/provider';
-import { paymentRequest } from './support/requests';
+import type { PaymentRequest } from '../src/domain/requests';
+import { detachCard } from '../src/vault/card-data';
+import { createMemoryVault } from '../src/vault/card-vault';
+import { paymentRequest, storedRequest } from './support/requests';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
 const input = {
   paymentId: 'payment-acme-r1',
-  request: paymentRequest('bank_credit', '00', 'r1'),
+  request: storedRequest('bank_credit', '00', 'r1'),
   callbackUrl: 'http://x',
 };
+
+const cardVault = createMemoryVault();
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
   return {
@@ -50,7 +55,7 @@ describe('payment activities', () => {
             new ProviderError('boom', { classification, httpStatus: 400, providerMessage: 'Account closed' }),
           ),
       });
-      const failure = await failureOf(createPaymentActivities({ provider }).initiatePayment(input));
+      const failure = await failureOf(createPaymentActivities({ provider, cardVault }).initiatePayment(input));
       assert.equal(failure.type, type);
       assert.equal(failure.nonRetryable, true);
       if (classification === 'definite_rejection') {
@@ -63,7 +68,7 @@ describe('payment activities', () => {
     const provider = fakeProvider({
       initiate: () => Promise.resolve({ ...ack, statusCode: '0', message: 'Declined' }),
     });
-    const failure = await failureOf(createPaymentActivities({ provider }).initiatePayment(input));
+    const failure = await failureOf(createPaymentActivities({ provider, cardVault }).initiatePayment(input));
     assert.equal(failure.type, FailureTypes.rejected);
   });
 
@@ -75,7 +80,7 @@ describe('payment activities', () => {
         return Promise.resolve(null);
       },
     });
-    const activities = createPaymentActivities({ provider });
+    const activities = createPaymentActivities({ provider, cardVault });
     await activities.checkPaymentStatus({ paymentId: 'p1', type: 'bank_credit', transactionId: null });
     await activities.checkPaymentStatus({ paymentId: 'p2', type: 'mobile_money_debit', transactionId: '7' });
     assert.deepEqual(queries, [
@@ -90,6 +95,7 @@ describe('payment activities', () => {
         provider: fakeProvider({
           checkStatus: () => Promise.reject(new ProviderError('status query failed', { classification })),
         }),
+        cardVault,
       });
     const transient = await failureOf(
       activities('ambiguous').checkPaymentStatus({ paymentId: 'p', type: 'card_payment', transactionId: '1' }),
@@ -99,5 +105,44 @@ describe('payment activities', () => {
       activities('definite_rejection').checkPaymentStatus({ paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
     assert.equal(refused.nonRetryable, true);
+  });
+
+  it('a card payment takes its card data out of the vault once, for the provider only', async () => {
+    const sent: PaymentRequest[] = [];
+    const provider = fakeProvider({
+      initiate: (req) => {
+        sent.push(req.request);
+        return Promise.resolve(ack);
+      },
+    });
+    const full = paymentRequest('card_payment', '00', 'c1');
+    const stored = await detachCard(full, cardVault);
+    assert.ok(stored.type === 'card_payment' && !('card_number' in stored) && !('card_cvv' in stored));
+    assert.deepEqual(stored.card.last4, '1111');
+    const card = { ...input, request: stored };
+    const activities = createPaymentActivities({ provider, cardVault });
+    assert.deepEqual(await activities.initiatePayment(card), ack);
+    assert.deepEqual(sent, [full]);
+    assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
+    const again = await failureOf(activities.initiatePayment(card));
+    assert.equal(again.type, FailureTypes.rejected);
+    assert.equal(again.nonRetryable, true);
+    assert.deepEqual(again.details?.[0], {
+      code: 'card_data_unavailable',
+      message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
+    });
+    assert.equal(sent.length, 1, 'nothing sent without card data');
+  });
+
+  it('unused card data expires', async () => {
+    const shortVault = createMemoryVault(50);
+    const token = await shortVault.put({
+      card_number: '4111111111111111',
+      card_cvv: '123',
+      expiry_month: '12',
+      expiry_year: '2031',
+    });
+    await new Promise((r) => setTimeout(r, 120));
+    assert.equal(await shortVault.take(token), null);
   });
 });

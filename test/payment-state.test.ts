@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment';
 import { PaymentState } from '../src/workflows/payment-state';
-import { paymentRequest } from './support/requests';
+import { storedRequest } from './support/requests';
 
 const now = new Date('2026-11-21T10:00:00Z');
 const ack = { transactionId: '9', statusCode: '2', message: 'pending', redirectUrl: null };
@@ -19,7 +19,7 @@ function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_de
   const input: PaymentInput = {
     paymentId: 'p1',
     merchantId: 'acme',
-    request: paymentRequest(type, '00', 'r1'),
+    request: storedRequest(type, '00', 'r1'),
     callbackUrl: 'http://x/cb',
     createdAt: now.toISOString(),
     timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
@@ -98,5 +98,18 @@ describe('payment state machine', () => {
     state.statusChecked(1, { state: 'succeeded', transactionId: '10', statusCode: '1', message: 'paid' }, now);
     assert.equal(state.status, 'succeeded');
     assert.equal(state.resource.provider.transaction_id, '10');
+  });
+
+  it('a card payment started before the vault (card number in the input) still replays with its last4', () => {
+    const legacy = { ...storedRequest('card_payment', '00', 'r1'), card: undefined, card_number: '4000056655665556' };
+    const input = {
+      paymentId: 'p1',
+      merchantId: 'acme',
+      request: legacy as unknown as PaymentInput['request'],
+      callbackUrl: 'http://x/cb',
+      createdAt: now.toISOString(),
+      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+    };
+    assert.deepEqual(new PaymentState(input).resource.card, { last4: '5556' });
   });
 });

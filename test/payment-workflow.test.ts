@@ -10,7 +10,7 @@ import type { PaymentInput, ProviderAck, StatusCheck } from '../src/domain/payme
 import { PAYMENT_WORKFLOW, callbackSignal, paymentQuery, resolveUpdate } from '../src/workflows/definitions';
 import type { paymentWorkflow } from '../src/workflows';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
-import { paymentRequest } from './support/requests';
+import { storedRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
@@ -31,7 +31,7 @@ function input(id: string): PaymentInput {
   return {
     paymentId: id,
     merchantId: 'acme',
-    request: paymentRequest('mobile_money_debit', '00', id),
+    request: storedRequest('mobile_money_debit', '00', id),
     callbackUrl: 'http://localhost/cb',
     createdAt: new Date().toISOString(),
     timing: {

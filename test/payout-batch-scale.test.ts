@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { parseKeyring } from '../src/crypto/keyring';
 import type { BatchProgress } from '../src/domain/batch';
 import { connectClient } from '../src/temporal/client';
 import { batchBody, waitForBatch } from './support/batches';
 import { uniqueReference } from './support/requests';
-import { startStack, testEnvironment } from './support/stack';
+import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
 import type { SandboxRecord, Stack } from './support/stack';
 import { startWorkerProcess } from './support/worker-process';
 
@@ -22,7 +23,11 @@ before(async () => {
     withoutWorker: true,
     env: { BATCH_CONCURRENCY: '60', BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS), LATE_CALLBACK_WINDOW: '1s' },
   });
-  client = await connectClient({ TEMPORAL_ADDRESS: testEnvironment().address, TEMPORAL_NAMESPACE: 'default' });
+  client = await connectClient({
+    TEMPORAL_ADDRESS: testEnvironment().address,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+  });
 });
 after(async () => {
   worker?.kill('SIGKILL');

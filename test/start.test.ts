@@ -36,10 +36,31 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const first = await startSystem(env);
   running = first.child;
   assert.match(first.output(), new RegExp(`Temporal Web UI\\s+http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`));
+  assert.match(first.output(), /codec server\s+http:\/\/localhost:\d+\/codec/);
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(first.output())?.[1];
   assert.ok(key, first.output());
   const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
   assert.equal(secrets.merchantKey, key);
+
+  // The embedded Web UI decodes through the server's codec endpoint, from its own origin.
+  const uiSettings = await request(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/api/v1/settings`);
+  const codecEndpoint = ((await uiSettings.body.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint;
+  assert.match(codecEndpoint, new RegExp(`^http://localhost:${ports.PORT}/codec/ui/[\\w-]{43}$`));
+  const codec = async (action: string, payloads: unknown) => {
+    const response = await request(`${codecEndpoint}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: `http://localhost:${ports.TEMPORAL_UI_PORT}` },
+      body: JSON.stringify({ payloads }),
+    });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers['access-control-allow-origin'], `http://localhost:${ports.TEMPORAL_UI_PORT}`);
+    return ((await response.body.json()) as { payloads: { metadata: Record<string, string>; data: string }[] })
+      .payloads;
+  };
+  const plain = [{ metadata: { encoding: btoa('json/plain') }, data: btoa('"hello"') }];
+  const sealed = await codec('encode', plain);
+  assert.equal(atob(sealed[0]!.metadata.encoding!), 'binary/encrypted');
+  assert.deepEqual(await codec('decode', sealed), plain);
 
   const { api, waitFor } = merchantApi(base, key);
 
@@ -65,9 +86,9 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const second = await startSystem(env);
   running = second.child;
   assert.ok(second.output().includes(key), 'the same keys after a restart');
-  // The worker may still be starting (reads answer 503 until it polls): wait for it, the statuses must be the same.
-  await waitFor(done.body.id, 'succeeded');
-  await waitFor(waiting.body.id, 'pending');
+  // The worker may still be bundling its workflows (503 until it answers queries): wait for the states.
+  assert.equal((await waitFor(done.body.id, 'succeeded')).status, 'succeeded');
+  assert.equal((await waitFor(waiting.body.id, 'pending')).status, 'pending');
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
   const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
     callback_url: string;

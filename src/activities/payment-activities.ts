@@ -1,12 +1,23 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../domain/payment';
-import type { Failure, ProviderAck, StatusCheck } from '../domain/payment';
+import type { Failure, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
 import type { PaymentType } from '../domain/requests';
 import { ProviderError, providerReference, providerState } from '../provider';
-import type { InitiationRequest, ProviderClient } from '../provider';
+import type { ProviderClient } from '../provider';
+import { attachCard } from '../vault/card-data';
+import type { CardVault } from '../vault/card-vault';
 
 export interface PaymentActivityDeps {
   provider: ProviderClient;
+  /** Where card payments' card data waits, outside Temporal, for the initiation. */
+  cardVault: CardVault;
+}
+
+/** What the workflow hands the initiation: card data only as a vault token. */
+export interface InitiationInput {
+  paymentId: string;
+  request: StoredPaymentRequest;
+  callbackUrl: string;
 }
 
 export interface StatusCheckInput {
@@ -16,13 +27,29 @@ export interface StatusCheckInput {
 }
 
 /** Builds the payment activities around their dependencies, so tests hand in fakes. */
-export function createPaymentActivities({ provider }: PaymentActivityDeps) {
+export function createPaymentActivities({ provider, cardVault }: PaymentActivityDeps) {
   return {
-    /** Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal). */
-    async initiatePayment(input: InitiationRequest): Promise<ProviderAck> {
+    /**
+     * Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal).
+     * A card payment's data leaves the vault here, for good: the CVV is never kept past this first use.
+     */
+    async initiatePayment(input: InitiationInput): Promise<ProviderAck> {
+      const request = await attachCard(input.request, cardVault);
+      if (!request) {
+        const failure: Failure = {
+          code: 'card_data_unavailable',
+          message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
+        };
+        throw ApplicationFailure.create({
+          type: FailureTypes.rejected,
+          message: failure.message,
+          nonRetryable: true,
+          details: [failure],
+        });
+      }
       let ack: ProviderAck;
       try {
-        ack = await provider.initiate(input);
+        ack = await provider.initiate({ ...input, request });
       } catch (err) {
         throw initiationFailure(err);
       }

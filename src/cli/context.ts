@@ -1,16 +1,13 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ConfigError, parseConfig } from '../config';
+import { ConfigError, parseConfig, temporalSettings } from '../config';
 import { connectClient } from '../temporal/client';
 import { Batches } from '../temporal/batches';
 import { Payments } from '../temporal/payments';
 
-/** What the operator CLI reads from the environment: the same `TEMPORAL_*` settings as the worker and server. */
-export const cliSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-});
+/** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
+export const cliSchema = z.object(temporalSettings);
 
 /** The CLI's exit codes, for scripts. */
 export const EXIT = { failed: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5 } as const;
@@ -39,11 +36,6 @@ export interface OpsContext {
 /** Adds one command (or a group of them) to the program. */
 export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
 
-// The CLI reads, lists and resolves payments; it never creates one, so the creation settings are never consulted.
-const NOT_FOR_CREATION = () => {
-  throw new Error('the operator CLI does not create payments');
-};
-
 /** Builds the context from the environment; the connection is only opened by the first command that needs it. */
 export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
   let config: z.infer<typeof cliSchema>;
@@ -65,13 +57,7 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
     client,
     write,
     async payments() {
-      return new Payments(await client(), {
-        taskQueue: '',
-        fingerprintSecret: '',
-        initiationWaitMs: 0,
-        timingFor: NOT_FOR_CREATION,
-        callbackUrlFor: NOT_FOR_CREATION,
-      });
+      return new Payments(await client(), { taskQueue: config.TASK_QUEUE });
     },
     async batches() {
       return new Batches(await client());

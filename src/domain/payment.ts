@@ -1,4 +1,4 @@
-import type { PaymentRequest, PaymentType } from './requests';
+import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
 
 // Plain types (no zod): the workflow bundle imports this module, and these shapes are built, not parsed.
 
@@ -90,11 +90,20 @@ export interface PaymentResource {
   events: PaymentEvent[];
 }
 
+/** The card fields that stay in the vault, outside Temporal. */
+export type CardField = 'card_number' | 'card_cvv' | 'expiry_month' | 'expiry_year';
+
+/** A card payment as Temporal sees it: the card data replaced by a one-time vault token and the last four digits. */
+export type CardPaymentRef = Omit<CardPaymentRequest, CardField> & { card: { token: string; last4: string } };
+
+/** A payment request as the workflow keeps it: no card data. */
+export type StoredPaymentRequest = MobileMoneyDebitRequest | CardPaymentRef | BankCreditRequest;
+
 /** Everything a payment workflow starts from. */
 export interface PaymentInput {
   paymentId: string;
   merchantId: string;
-  request: PaymentRequest;
+  request: StoredPaymentRequest;
   callbackUrl: string;
   createdAt: string;
   /** Per-type callback wait and reconciliation window, fixed at creation so a config change never alters running payments. */

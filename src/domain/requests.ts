@@ -15,8 +15,22 @@ export const referenceSchema = z
   .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 characters of letters, digits, ".", "_" or "-"');
 const amount = z.number().refine(isValidAmount, 'must be a positive amount with at most two decimals');
 const channel = z.number().int().positive().max(999_999);
-const personName = z.string().trim().min(1).max(100);
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+// Letters (any script), marks, spaces and the punctuation names use: no markup, quotes, control or format characters.
+const personName = z
+  .string()
+  .trim()
+  .max(100)
+  .regex(/^[\p{L}\p{M}][\p{L}\p{M} '.,-]*$/u, 'must be letters, spaces, "\'", ".", "," or "-"');
+const httpUrl = z
+  .string()
+  .max(2048)
+  .regex(/^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/, 'must be an http(s) URL')
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));
+const freeText = z
+  .string()
+  .trim()
+  .max(140)
+  .regex(/^[\p{L}\p{M}\p{N} .,:/'()#&+_@!?*-]*$/u, 'must be letters, digits, spaces and common punctuation');
 
 const mobileMoneyDebit = z.strictObject({
   type: z.literal('mobile_money_debit'),
@@ -58,7 +72,7 @@ export const bankCredit = z.strictObject({
   customer_name: personName,
   bank_code: z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),
   account_number: z.string().regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4–34 letters or digits'),
-  description: z.string().trim().max(140).optional(),
+  description: freeText.optional(),
 });
 
 /** The zod schema of `POST /v1/payments`, with the rules that need configuration and the clock. */

@@ -1,4 +1,5 @@
 import formbody from '@fastify/formbody';
+import type { PayloadCodec } from '@temporalio/common';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { BankDirectory } from '../banks/directory';
@@ -10,6 +11,7 @@ import type { Payments } from '../temporal/payments';
 import type { Readiness } from '../temporal/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
+import { registerCodecRoutes } from './codec-routes';
 import type { CallbackTokens } from './callback-token';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
@@ -27,9 +29,31 @@ export interface AppDeps {
   logger: FastifyServerOptions['logger'];
   metrics: ServerMetricSet;
   readiness: Readiness;
+  /** The payload codec operators decode Temporal's history with, and the browser origins allowed to use it. */
+  codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
 }
 
 const BODY_LIMIT = 64 * 1024;
+
+// Request fields that are card or personal data: censored wherever a log call might include them.
+const PERSONAL_FIELDS = [
+  'card_number',
+  'card_cvv',
+  'expiry_month',
+  'expiry_year',
+  'phone_number',
+  'name',
+  'first_name',
+  'last_name',
+  'email',
+  'customer_name',
+  'account_number',
+];
+const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  ...PERSONAL_FIELDS.flatMap((field) => [field, `*.${field}`]),
+];
 
 /** Builds the HTTP server: merchant API, provider callbacks, health. */
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -52,6 +76,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     registerCallbackRoutes(scope, deps);
   });
+  void app.register((scope, _options, done) => {
+    registerCodecRoutes(scope, { ...deps.codec, keys: deps.keys });
+    done();
+  });
   return app;
 }
 
@@ -60,10 +88,13 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
   return {
     ...baseLoggerOptions(level, pretty),
     name: 'server',
+    redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
-        url: req.url.replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]'),
+        url: req.url
+          .replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]')
+          .replace(/^(\/codec\/ui\/)[^/?]+/, '$1[token]'),
         id: req.id,
       }),
     },

@@ -26,6 +26,13 @@ const listQuery = z.strictObject({
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
 
+/** The payment id of a route; one that cannot be an id is simply not found. */
+function paymentIdOf(params: unknown): string {
+  const parsed = idParams.safeParse(params);
+  if (!parsed.success) throw new ApiError(404, 'not_found', 'no such payment');
+  return parsed.data.id;
+}
+
 /** The merchant API: create, read and list payments; operators resolve the ones in review. */
 export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, keys, rules }: PaymentRouteDeps): void {
   const requestSchema = paymentRequestSchema(rules);
@@ -54,7 +61,7 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
 
   app.get('/v1/payments/:id', async (request) => {
     const caller = keys.authenticate(request);
-    const { id } = idParams.parse(request.params);
+    const id = paymentIdOf(request.params);
     assertVisible(caller, id);
     return payments.get(id);
   });
@@ -62,7 +69,7 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
   app.post('/v1/payments/:id/resolve', async (request) => {
     const caller = keys.authenticate(request);
     if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can resolve payments');
-    const { id } = idParams.parse(request.params);
+    const id = paymentIdOf(request.params);
     const body = resolutionSchema.safeParse(request.body);
     if (!body.success) throw validationError(body.error);
     const payment = await payments.resolve(id, { ...body.data, operator: 'api' });

@@ -129,9 +129,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
   }
 
   async function initiate({ paymentId, request: req, callbackUrl }: InitiationRequest): Promise<ProviderAck> {
-    const redact = createRedactor(
-      req.type === 'card_payment' ? [config.token, req.card_number, req.card_cvv] : [config.token],
-    );
+    const redact = createRedactor([config.token, ...personalData(req)]);
     const what = `${req.type} initiation`;
     const wire = encodeInitiation(req, paymentId, callbackUrl, config);
     return withSafeRetries(async () => {
@@ -249,5 +247,17 @@ function isHttpUrl(value: string): boolean {
     return protocol === 'http:' || protocol === 'https:';
   } catch {
     return false;
+  }
+}
+
+/** The fields of a request that must never reach a log line or an error message, even when the provider echoes them. */
+function personalData(req: PaymentRequest): string[] {
+  switch (req.type) {
+    case 'card_payment':
+      return [req.card_number, req.card_cvv, req.first_name, req.last_name, req.email, req.phone_number];
+    case 'mobile_money_debit':
+      return [req.phone_number, req.name];
+    case 'bank_credit':
+      return [req.account_number, req.customer_name];
   }
 }

@@ -24,17 +24,26 @@ import type { paymentWorkflow } from '../workflows';
 import { PaymentError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
+import { cardToken, detachCard } from '../vault/card-data';
+import type { CardVault } from '../vault/card-vault';
 
 export { PaymentError } from './errors';
 
 export interface PaymentsOptions {
   taskQueue: string;
+  queryTimeoutMs?: number;
+  /** What creating payments needs; reading, listing and resolving them (the operator CLI) does without. */
+  creation?: PaymentCreation;
+}
+
+export interface PaymentCreation {
   /** Secret that keys the request fingerprints kept to detect a reused reference with another body. */
   fingerprintSecret: string;
   timingFor(type: PaymentType): PaymentTiming;
   callbackUrlFor(paymentId: string): string;
   initiationWaitMs: number;
-  queryTimeoutMs?: number;
+  /** Holds card data outside Temporal until the initiation activity takes it. */
+  cardVault: CardVault;
 }
 
 export interface PaymentSummary {
@@ -67,15 +76,22 @@ export class Payments {
 
   /** Starts the payment's workflow once per reference; the same body again returns the existing payment. */
   async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
+    const creation = this.options.creation;
+    if (!creation) throw new Error('this Payments instance was made without creation settings');
     const paymentId = paymentWorkflowId(merchantId, request.reference);
-    const fingerprint = requestFingerprint(this.options.fingerprintSecret, `request:${merchantId}`, request);
+    // Keyed, and without the CVV: PCI DSS lets nothing derived from it outlive authorization.
+    const kept = request.type === 'card_payment' ? { ...request, card_cvv: undefined } : request;
+    const fingerprint = requestFingerprint(creation.fingerprintSecret, `request:${merchantId}`, kept);
+    const stored = await detachCard(request, creation.cardVault).catch(() => {
+      throw new PaymentError('unavailable', 'the card vault is unreachable right now');
+    });
     const input: PaymentInput = {
       paymentId,
       merchantId,
-      request,
-      callbackUrl: this.options.callbackUrlFor(paymentId),
+      request: stored,
+      callbackUrl: creation.callbackUrlFor(paymentId),
       createdAt: new Date().toISOString(),
-      timing: this.options.timingFor(request.type),
+      timing: creation.timingFor(request.type),
     };
     let created = true;
     try {
@@ -92,6 +108,9 @@ export class Payments {
         }),
       );
     } catch (err) {
+      const token = cardToken(stored);
+      // Unused card data goes now; should that fail, it expires on its own.
+      if (token) await creation.cardVault.discard(token).catch(() => undefined);
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
       if (existing.memo?.fingerprint !== fingerprint) {
@@ -99,7 +118,10 @@ export class Payments {
       }
       created = false;
     }
-    return { created, payment: await this.awaitInitiation(paymentId, new PaymentState(input).resource) };
+    return {
+      created,
+      payment: await this.awaitInitiation(paymentId, new PaymentState(input).resource, creation.initiationWaitMs),
+    };
   }
 
   /** The payment resource, from the running workflow or the closed one's result. */
@@ -164,8 +186,12 @@ export class Payments {
     }
   }
 
-  private async awaitInitiation(paymentId: string, fallback: PaymentResource): Promise<PaymentResource> {
-    const deadline = Date.now() + this.options.initiationWaitMs;
+  private async awaitInitiation(
+    paymentId: string,
+    fallback: PaymentResource,
+    waitMs: number,
+  ): Promise<PaymentResource> {
+    const deadline = Date.now() + waitMs;
     let latest = fallback;
     while (Date.now() < deadline) {
       try {

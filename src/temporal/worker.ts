@@ -6,13 +6,17 @@ import { createPaymentActivities } from '../activities/payment-activities';
 import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
+import type { Keyring } from '../crypto/keyring';
+import { createDataConverter } from './data-converter';
 
 export interface PaymentWorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** Encrypts every payload the worker sends and decrypts what it reads (ENCRYPTION_KEYS). */
+  keyring: Keyring;
   deps: PaymentActivityDeps;
-  /** A prebuilt workflow bundle (tests, production images); the workflow sources are bundled when absent. */
+  /** A prebuilt workflow bundle (tests, production images), bundled with FAILURE_CONVERTER_PATH; built here when absent. */
   workflowBundlePath?: string;
   /** Workflows kept in the worker's cache; bounds its memory when thousands of payments wait at once. */
   maxCachedWorkflows?: number;
@@ -30,7 +34,8 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
-  const client = new Client({ connection, namespace: options.namespace });
+  const dataConverter = createDataConverter(options.keyring);
+  const client = new Client({ connection, namespace: options.namespace, dataConverter });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
@@ -43,6 +48,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
+    dataConverter,
     ...workflows,
   });
   return {

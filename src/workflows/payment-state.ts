@@ -38,7 +38,7 @@ export class PaymentState {
       provider: { transaction_id: null, status_code: null, message: null },
       next_action: null,
       failure: null,
-      ...(request.type === 'card_payment' ? { card: { last4: request.card_number.slice(-4) } } : {}),
+      ...(request.type === 'card_payment' ? { card: { last4: cardLast4(request) } } : {}),
       events: [],
     };
   }
@@ -179,4 +179,12 @@ export class PaymentState {
     events.push({ at: now.toISOString(), ...clean });
     this.resource.updated_at = now.toISOString();
   }
+}
+
+/**
+ * The card's last four digits. Card payments started before the vault carried the card number itself: their
+ * histories must still replay (and the digits they keep are the only ones shown).
+ */
+function cardLast4(request: { card?: { last4: string }; card_number?: string }): string {
+  return request.card?.last4 ?? (request.card_number ?? '').slice(-4);
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { testEnvironment } from './stack';
+import { TEST_ENCRYPTION_KEYS, testEnvironment } from './stack';
 
 export interface Run {
   code: number | null;
@@ -15,7 +15,12 @@ export function ops(args: string[], env: Record<string, string> = {}): Promise<R
     process.execPath,
     ['--import', 'tsx', join(__dirname, '..', '..', 'src', 'cli', 'ops.ts'), ...args],
     {
-      env: { ...process.env, TEMPORAL_ADDRESS: testEnvironment().address, ...env },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: testEnvironment().address,
+        ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -1,3 +1,4 @@
+import type { StoredPaymentRequest } from '../../src/domain/payment';
 import type { PaymentRequest, PaymentType } from '../../src/domain/requests';
 
 let counter = 0;
@@ -46,4 +47,17 @@ export function paymentRequest(type: PaymentType, scenario: string, reference = 
         description: 'May payout',
       };
   }
+}
+
+/** A request as the workflow keeps it (card data replaced by a vault token), for tests that skip the server. */
+export function storedRequest(
+  type: PaymentType,
+  scenario: string,
+  reference?: string,
+  token = 'cvt_test',
+): StoredPaymentRequest {
+  const request = paymentRequest(type, scenario, reference);
+  if (request.type !== 'card_payment') return request;
+  const { card_number, card_cvv: _cvv, expiry_month: _month, expiry_year: _year, ...rest } = request;
+  return { ...rest, card: { token, last4: card_number.slice(-4) } };
 }

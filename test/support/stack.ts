@@ -7,6 +7,8 @@ import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
 import { startServer } from '../../src/server';
 import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
+import type { CardVault } from '../../src/vault/card-vault';
+import { createRedisVault } from '../../src/vault/redis-vault';
 import { freePort } from './free-port';
 import { installTestRuntime } from './runtime';
 
@@ -14,13 +16,18 @@ export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
 export const OPERATOR_KEY = 'ok_test_0123456789abcdef';
 export const SANDBOX_TOKEN = 'sandbox-test-token';
+/** ENCRYPTION_KEYS of the test stacks (fixed, so tests can decode what they find in Temporal). */
+export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')}`;
 
-/** Address of the dev server and path of the workflow bundle that `npm test` prepared. */
-export function testEnvironment(): { address: string; bundlePath: string } {
+/** Address of the dev server, path of the workflow bundle and the vault's URL that `npm test` prepared. */
+export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
   const address = process.env.TEST_TEMPORAL_ADDRESS;
   const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
-  if (!address || !bundlePath) throw new Error('run the integration tests through `npm test` (it starts Temporal)');
-  return { address, bundlePath };
+  const vaultUrl = process.env.TEST_VAULT_URL;
+  if (!address || !bundlePath || !vaultUrl) {
+    throw new Error('run the integration tests through `npm test` (it starts Temporal and Redis)');
+  }
+  return { address, bundlePath, vaultUrl };
 }
 
 export interface StackOptions {
@@ -28,6 +35,10 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Start no in-process worker (the test runs its own). */
   withoutWorker?: boolean;
+  /** Reuse a task queue (a second stack taking over the first one's payments). */
+  taskQueue?: string;
+  /** Where the server writes its log lines. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface SandboxRecord {
@@ -64,10 +75,10 @@ let stackCount = 0;
 
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const { address, bundlePath } = testEnvironment();
+  const { address, bundlePath, vaultUrl } = testEnvironment();
   // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
   const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
-  const taskQueue = `test-${process.pid}-${++stackCount}-${Date.now()}`;
+  const taskQueue = options.taskQueue ?? `test-${process.pid}-${++stackCount}-${Date.now()}`;
   const sandbox = await createSandbox({
     token: SANDBOX_TOKEN,
     callbackDelayMs: 200,
@@ -90,6 +101,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PROVIDER_CONNECT_TIMEOUT: '1s',
     WORKFLOW_BUNDLE_PATH: bundlePath,
     WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    VAULT_URL: vaultUrl,
     LOG_LEVEL: 'warn',
     ...options.env,
   };
@@ -111,6 +124,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     RECONCILE_INTERVAL: '500ms',
     LATE_CALLBACK_WINDOW: '5s',
     INITIATION_WAIT: '5s', // the product's default; 2 s was too short for a card's redirect on a loaded machine
+    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    VAULT_URL: vaultUrl,
     LOG_LEVEL: 'warn',
     ...options.env,
   });
@@ -118,19 +133,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let worker: PaymentWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let provider: ReturnType<typeof createProviderClient> | undefined;
+  let cardVault: CardVault | undefined;
   if (!options.withoutWorker) {
     const workerConfig = parseConfig(workerSchema, workerEnv);
     provider = createProviderClient(providerConfig(workerConfig));
+    cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
     worker = await createPaymentWorker({
       address,
       namespace: 'default',
       taskQueue,
+      keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
-      deps: { provider },
+      deps: { provider, cardVault },
     });
     workerRun = worker.run();
   }
-  const server = await startServer(serverConfig);
+  const server = await startServer(serverConfig, options.logStream);
   const baseUrl = `http://127.0.0.1:${port}`;
 
   const api: Stack['api'] = async (method, path, body, key = MERCHANT_KEY) => {
@@ -186,6 +204,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       worker?.worker.shutdown();
       await workerRun;
       await provider?.close();
+      await cardVault?.close();
       await sandbox.close();
     },
   };

@@ -1,0 +1,63 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** The card data that never enters Temporal: taken out once, by the initiation activity. */
+export interface CardSecret {
+  card_number: string;
+  card_cvv: string;
+  expiry_month: string;
+  expiry_year: string;
+}
+
+/** A short-lived store outside Temporal for card data, read at most once. */
+export interface CardVault {
+  /** Stores card data for one use within the time-to-live; answers its one-time token. */
+  put(secret: CardSecret): Promise<string>;
+  /** Takes the card data out and deletes it; null when it expired, was used already or never existed. */
+  take(token: string): Promise<CardSecret | null>;
+  /** Deletes card data that will not be used (the payment already existed). */
+  discard(token: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** PCI DSS 3.3.1: the CVV may not outlive authorization; unused entries go after this at the latest. */
+export const CARD_VAULT_TTL_MS = 15 * 60_000;
+
+/** A new one-time token: unguessable, and not the key it is stored under. */
+export function newVaultToken(): string {
+  return `cvt_${randomBytes(32).toString('base64url')}`;
+}
+
+/** Where a token's entry is stored: a hash, so a listing of the store reveals no usable token. */
+export function vaultKey(token: string): string {
+  return `vault:card:${createHash('sha256').update(token).digest('hex')}`;
+}
+
+/** An in-process vault: only for a server and worker that live in one process (unit tests). */
+export function createMemoryVault(ttlMs = CARD_VAULT_TTL_MS): CardVault {
+  const entries = new Map<string, { secret: CardSecret; timer: NodeJS.Timeout }>();
+  const remove = (key: string) => {
+    clearTimeout(entries.get(key)?.timer);
+    entries.delete(key);
+  };
+  return {
+    put(secret) {
+      const token = newVaultToken();
+      const key = vaultKey(token);
+      entries.set(key, { secret: { ...secret }, timer: setTimeout(() => entries.delete(key), ttlMs).unref() });
+      return Promise.resolve(token);
+    },
+    take(token) {
+      const entry = entries.get(vaultKey(token));
+      remove(vaultKey(token));
+      return Promise.resolve(entry?.secret ?? null);
+    },
+    discard(token) {
+      remove(vaultKey(token));
+      return Promise.resolve();
+    },
+    close() {
+      for (const key of [...entries.keys()]) remove(key);
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { request } from 'undici';
+import { parseKeyring } from '../src/crypto/keyring';
+import { CallbackTokens } from '../src/http/callback-token';
+import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
+import { paymentRequest } from './support/requests';
+import { startStack, testEnvironment } from './support/stack';
+import type { Stack } from './support/stack';
+
+const OLD = `old:${Buffer.alloc(32, 11).toString('base64')}`;
+const NEW = `new:${Buffer.alloc(32, 22).toString('base64')}`;
+const CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
+
+describe('encryption keys rotate', () => {
+  it('the first key encrypts, every key decrypts; an unknown key or altered data is refused', async () => {
+    const payload = defaultPayloadConverter.toPayload({ phone_number: '233241234567' });
+    const oldCodec = new EncryptionCodec(parseKeyring(OLD));
+    const rotated = new EncryptionCodec(parseKeyring(`${NEW},${OLD}`));
+    const [sealed] = await oldCodec.encode([payload]);
+    assert.ok(sealed?.data && !Buffer.from(sealed.data).toString('latin1').includes('233241234567'));
+    assert.equal(Buffer.from(sealed.metadata?.[KEY_ID_METADATA] ?? []).toString(), 'old');
+    const [opened] = await rotated.decode([sealed]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(opened!), { phone_number: '233241234567' });
+    const [resealed] = await rotated.encode([payload]);
+    assert.equal(Buffer.from(resealed?.metadata?.[KEY_ID_METADATA] ?? []).toString(), 'new');
+    await assert.rejects(oldCodec.decode([resealed!]), /no encryption key with id "new"/);
+    const altered = { ...sealed, data: Buffer.from(sealed.data) };
+    altered.data[20] = (altered.data[20] ?? 0) ^ 1;
+    await assert.rejects(rotated.decode([altered]));
+  });
+
+  const stacks: Stack[] = [];
+  after(async () => {
+    for (const stack of stacks) await stack.close().catch(() => undefined);
+  });
+
+  it('a payment started under the old key completes after the worker and server move to a new one', async () => {
+    const env = { CALLBACK_TIMEOUT_MOBILE_MONEY: '1h', LATE_CALLBACK_WINDOW: '1s', CALLBACK_SECRET };
+    const before = await startStack({ env: { ...env, ENCRYPTION_KEYS: OLD } });
+    stacks.push(before);
+    // Scenario 33 never calls back: the payment waits while the keys change.
+    const created = await before.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
+    assert.equal(created.status, 201);
+    await before.waitForStatus(created.body.id, ['pending']);
+    await before.close();
+    stacks.pop();
+
+    const afterRotation = await startStack({
+      taskQueue: before.taskQueue,
+      env: { ...env, ENCRYPTION_KEYS: `${NEW},${OLD}` },
+    });
+    stacks.push(afterRotation);
+    const id = created.body.id;
+    assert.equal((await afterRotation.waitForStatus(id, ['pending'])).status, 'pending');
+    const token = new CallbackTokens(CALLBACK_SECRET).tokenFor(id);
+    const callback = await request(`${afterRotation.baseUrl}/v1/callbacks/${encodeURIComponent(id)}/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: '1', message: 'paid', amount: 12.5 }),
+    });
+    assert.equal(callback.statusCode, 200);
+    await callback.body.dump();
+    await afterRotation.waitForStatus(id, ['succeeded']);
+
+    const raw = new Client({ connection: await Connection.connect({ address: testEnvironment().address }) });
+    try {
+      const history = await raw.workflow.getHandle(id).fetchHistory();
+      const keyIds = (history.events ?? []).flatMap((event) => {
+        const payloads =
+          event.workflowExecutionStartedEventAttributes?.input?.payloads ??
+          event.workflowExecutionSignaledEventAttributes?.input?.payloads ??
+          [];
+        return payloads.map((p) => Buffer.from(p.metadata?.[KEY_ID_METADATA] ?? []).toString());
+      });
+      assert.deepEqual(keyIds, ['old', 'new'], 'the input under the old key, the later signal under the new one');
+    } finally {
+      await raw.connection.close();
+    }
+  });
+});
