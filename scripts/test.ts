@@ -44,17 +44,21 @@ async function main(): Promise<number> {
   );
 
   const code = await new Promise<number>((resolveCode) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
-      cwd: root,
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        TEST_TEMPORAL_ADDRESS: devServer.address,
-        TEST_WORKFLOW_BUNDLE: bundlePath,
-        TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
-        TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000', ...files],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          TEST_TEMPORAL_ADDRESS: devServer.address,
+          TEST_WORKFLOW_BUNDLE: bundlePath,
+          TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
+          TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
+        },
       },
-    });
+    );
     child.once('exit', (c) => resolveCode(c ?? 1));
   });
   await Promise.all([devServer.stop(), redis?.stop()]);

@@ -71,7 +71,7 @@ describe('configuration', () => {
 
   it('defaults the metrics endpoints and rejects a metrics address that is not host:port', () => {
     assert.equal(parseConfig(serverSchema, valid).METRICS_PORT, 9465);
-    const provider = { PROVIDER_BASE_URL: 'http://provider.test', PROVIDER_TOKEN: 't' };
+    const provider = worker;
     assert.equal(parseConfig(workerSchema, provider).WORKER_METRICS_ADDRESS, '0.0.0.0:9464');
     assert.equal(
       parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: '127.0.0.1:9100' }).WORKER_METRICS_ADDRESS,

@@ -7,11 +7,11 @@ import { parseKeyring } from '../src/crypto/keyring';
 import { CallbackTokens } from '../src/http/callback-token';
 import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
 import { paymentRequest } from './support/requests';
-import { startStack, testEnvironment } from './support/stack';
+import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';
 
-const OLD = `old:${Buffer.alloc(32, 11).toString('base64')}`;
-const NEW = `new:${Buffer.alloc(32, 22).toString('base64')}`;
+const OLD = ROTATION_OLD_KEY;
+const NEW = ROTATION_NEW_KEY;
 const CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
 
 describe('encryption keys rotate', () => {

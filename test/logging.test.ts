@@ -6,7 +6,14 @@ import { freePort } from './support/free-port';
 import { spawnEntry } from './support/process';
 import type { EntryProcess } from './support/process';
 import { paymentRequest } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, SANDBOX_TOKEN, startStack, testEnvironment } from './support/stack';
+import {
+  MERCHANT_KEY,
+  OPERATOR_KEY,
+  SANDBOX_TOKEN,
+  TEST_ENCRYPTION_KEYS,
+  startStack,
+  testEnvironment,
+} from './support/stack';
 import type { SandboxRecord, Stack } from './support/stack';
 
 // The worker and server processes as deployed: JSON lines on stdout, tied to requests and payments.
@@ -42,6 +49,8 @@ before(async () => {
     PUBLIC_BASE_URL: baseUrl,
     PROVIDER_BASE_URL: stack.sandbox.url,
     PROVIDER_TOKEN: SANDBOX_TOKEN,
+    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    VAULT_URL: testEnvironment().vaultUrl,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
     CALLBACK_SECRET: 'log-test-callback-secret-0123456789abcdef',

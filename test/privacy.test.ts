@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import Fastify from 'fastify';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { pino } from 'pino';
 import { createClient } from 'redis';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
@@ -19,27 +19,21 @@ import { temporalBinary } from '../src/temporal/binaries';
 import { vaultKey } from '../src/vault/card-vault';
 import { paymentRequest } from './support/requests';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
+import { installTestRuntime } from './support/runtime';
 import type { Stack } from './support/stack';
 
 // Card, mobile-money and bank payments run to completion; then their histories are read straight from the
 // Temporal server (no codec) and every log line is searched for personal data.
 
 const logLines: string[] = [];
-Runtime.install({
-  logger: new DefaultLogger('DEBUG', (entry) => logLines.push(JSON.stringify(entry, errorFields))),
-  telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'DEBUG' }) } },
-});
 const serverLog = new Writable({
   write(chunk: Buffer, _encoding, done) {
     logLines.push(...chunk.toString().split('\n').filter(Boolean));
     done();
   },
 });
-
-function errorFields(_key: string, value: unknown): unknown {
-  if (typeof value === 'bigint') return String(value);
-  return value instanceof Error ? { message: value.message, stack: value.stack } : value;
-}
+// The worker's Runtime logs (SDK, Rust core, workflows, activities) at debug, through the production logger.
+const workerLogger = pino({ level: 'debug', name: 'worker' }, serverLog);
 
 const UI_ORIGIN = 'http://localhost:8233';
 const personal = {
@@ -130,6 +124,7 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
   const histories = new Map<string, temporal.api.history.v1.IHistory>();
 
   before(async () => {
+    await installTestRuntime(workerLogger);
     stack = await startStack({
       env: { LATE_CALLBACK_WINDOW: '1s', LOG_LEVEL: 'debug', CODEC_CORS_ORIGINS: UI_ORIGIN },
       logStream: serverLog,

@@ -17,7 +17,11 @@ export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
 export const OPERATOR_KEY = 'ok_test_0123456789abcdef';
 export const SANDBOX_TOKEN = 'sandbox-test-token';
 /** ENCRYPTION_KEYS of the test stacks (fixed, so tests can decode what they find in Temporal). */
-export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')}`;
+/** The keys key-rotation.test.ts rotates between; every other process here can read what they sealed. */
+export const ROTATION_OLD_KEY = `old:${Buffer.alloc(32, 11).toString('base64')}`;
+export const ROTATION_NEW_KEY = `new:${Buffer.alloc(32, 22).toString('base64')}`;
+/** Every test process's keyring: its own key encrypts; the rotation test's keys decrypt (one shared namespace). */
+export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')},${ROTATION_OLD_KEY},${ROTATION_NEW_KEY}`;
 
 /** Address of the dev server, path of the workflow bundle and the vault's URL that `npm test` prepared. */
 export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
