@@ -107,6 +107,34 @@ const mutatedRequest = fc
     return text;
   });
 
+const batchFields = ['amount', 'bank_code', 'account_number', 'customer_name', 'description', 'type', 'reference'];
+
+/** A payout batch of 1–3 bank credits, its first item (or the batch itself) with 0–2 fields made hostile. */
+const mutatedBatch = fc
+  .record({
+    size: fc.integer({ min: 1, max: 3 }),
+    mutations: fc.array(
+      fc.tuple(fc.constantFrom(...batchFields, 'items', 'batch_reference'), fc.constantFrom(...HOSTILE_VALUES)),
+      { maxLength: 2 },
+    ),
+  })
+  .map(({ size, mutations }) => {
+    const items: Record<string, unknown>[] = Array.from({ length: size }, (_, i) => {
+      const { type: _type, ...item } = paymentRequest('bank_credit', '00', `item-${i}`);
+      return item;
+    });
+    const batch: Record<string, unknown> = { reference: uniqueReference('fuzzb'), items };
+    mutations.forEach(([field], i) => {
+      const marker = `__HOSTILE_${i}__`;
+      if (field === 'items') batch.items = marker;
+      else if (field === 'batch_reference') batch.reference = marker;
+      else if (Array.isArray(batch.items)) (batch.items[0] as Record<string, unknown>)[field] = marker;
+    });
+    let text = JSON.stringify(batch);
+    mutations.forEach(([, raw], i) => (text = text.replace(`"__HOSTILE_${i}__"`, raw)));
+    return text;
+  });
+
 const nested = fc
   .record({ depth: fc.integer({ min: 100, max: 30_000 }), kind: fc.constantFrom('[', '{"a":') })
   .map(({ depth, kind }) =>
@@ -131,6 +159,8 @@ describe('hostile input', () => {
   let client: Client;
   const counts = new Map<string, number>();
   const created = new Set<string>();
+  /** Workflows the accepted batches started: the batch and one page per 500 items (no worker runs the items). */
+  let batchWorkflows = 0;
   let total = 0;
 
   const send = async (
@@ -174,7 +204,9 @@ describe('hostile input', () => {
   });
   after(async () => {
     const lines = [...counts.entries()].sort().map(([bucket, n]) => `#   ${bucket}: ${n}`);
-    process.stdout.write(`# hostile input: ${total} requests, ${created.size} payments created\n${lines.join('\n')}\n`);
+    process.stdout.write(
+      `# hostile input: ${total} requests, ${created.size} payments and ${batchWorkflows / 2} batches created\n${lines.join('\n')}\n`,
+    );
     await stack?.close();
     await client?.connection.close();
   });
@@ -197,6 +229,23 @@ describe('hostile input', () => {
     );
   });
 
+  it('POST /v1/payout-batches: hostile batches are answered 4xx (or 201 when valid)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof({ weight: 3, arbitrary: mutatedBatch }, { weight: 1, arbitrary: body }),
+        fc.constantFrom(...CONTENT_TYPES),
+        fc.constantFrom(...KEYS),
+        async (text, contentType, key) => {
+          const outcome = await send('POST', '/v1/payout-batches', { body: text, contentType, key });
+          assertClean(outcome);
+          if (outcome.status === 201) batchWorkflows += 2;
+          else assert.ok(outcome.status >= 400, `${outcome.status} for an invalid batch`);
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
   it('reads, lists, resolves, codec calls and unknown routes with random ids and queries: never a 5xx', async () => {
     const segment = fc.string({ unit: 'binary', maxLength: 120 }).map(encodeURIComponent);
     await fc.assert(
@@ -210,6 +259,8 @@ describe('hostile input', () => {
             )
             .map((q) => ['GET', `/v1/payments?${new URLSearchParams(q).toString()}`, '/v1/payments?{query}'] as const),
           segment.map((id) => ['POST', `/v1/payments/${id}/resolve`, '/v1/payments/{id}/resolve'] as const),
+          segment.map((id) => ['GET', `/v1/payout-batches/${id}`, '/v1/payout-batches/{id}'] as const),
+          segment.map((id) => ['POST', `/v1/payout-batches/${id}/cancel`, '/v1/payout-batches/{id}/cancel'] as const),
           fc.constantFrom('/codec/decode', '/codec/encode').map((p) => ['POST', p, p] as const),
           segment.map((p) => ['DELETE', `/${p}`, '/{random path}'] as const),
         ),
@@ -262,10 +313,10 @@ describe('hostile input', () => {
     let count = -1;
     for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
       count = (await client.workflow.count(query)).count;
-      if (count === created.size) break;
+      if (count === created.size + batchWorkflows) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    assert.equal(count, created.size);
+    assert.equal(count, created.size + batchWorkflows);
     assert.ok(total >= 5000, `${total} requests`);
   });
 });
