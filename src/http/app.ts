@@ -52,7 +52,8 @@ const PERSONAL_FIELDS = [
 const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
-  ...PERSONAL_FIELDS.flatMap((field) => [field, `*.${field}`]),
+  // A top-level `name` is the logger's own (`server`); a person's name only ever sits inside an object.
+  ...PERSONAL_FIELDS.flatMap((field) => (field === 'name' ? [`*.${field}`] : [field, `*.${field}`])),
 ];
 
 /** Builds the HTTP server: merchant API, provider callbacks, health. */
