@@ -52,8 +52,7 @@ const PERSONAL_FIELDS = [
 const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
-  // A top-level `name` is the logger's own (`server`); a person's name only ever sits inside an object.
-  ...PERSONAL_FIELDS.flatMap((field) => (field === 'name' ? [`*.${field}`] : [field, `*.${field}`])),
+  ...PERSONAL_FIELDS.flatMap((field) => [field, `*.${field}`]),
 ];
 
 /** Builds the HTTP server: merchant API, provider callbacks, health. */
@@ -88,7 +87,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 export function loggerOptions(level: string, pretty: boolean): FastifyServerOptions['logger'] {
   return {
     ...baseLoggerOptions(level, pretty),
-    name: 'server',
+    // Not pino's `name`: a top-level `name` is a person's and is censored; the process goes in its own field.
+    base: { process: 'server' },
     redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
