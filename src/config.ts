@@ -90,7 +90,7 @@ const logging = {
  * Heap cap for the worker process (also in package.json's `worker` script): without it V8 grows its heap lazily
  * towards gigabytes before collecting, and the worker's memory follows its load instead of its cache size.
  */
-export const WORKER_HEAP_FLAG = '--max-old-space-size=192';
+export const WORKER_HEAP_FLAG = '--max-old-space-size=160';
 
 const hostPort = z
   .string()
@@ -103,7 +103,7 @@ export const workerSchema = z.object({
   ...logging,
   WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
   VAULT_URL: vaultUrl,
 });
 
