@@ -1,4 +1,12 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ServiceError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
 import { PaymentError, temporalCall, translateTemporalError } from './errors';
@@ -21,6 +29,9 @@ export async function queryOrResult<T>(
   }
 }
 
+/** How long an Update is re-sent while the workflow cannot take it, e.g. while its worker restarts. */
+const UPDATE_RETRY_BUDGET_MS = 30_000;
+
 /** Runs an Update; a refusal by its validator and a closed workflow become `conflict`, a missing one `not_found`. */
 export async function executeUpdate<T, A>(
   client: Client,
@@ -30,9 +41,17 @@ export async function executeUpdate<T, A>(
   closedMessage: string,
 ): Promise<T> {
   const handle = client.workflow.getHandle(workflowId);
+  // One id for every attempt: Temporal applies an Update id once, however often it is sent.
+  const updateId = randomUUID();
   try {
-    return await handle.executeUpdate(update, { args: [arg] });
+    return await retryWhileNotReady(
+      () => handle.executeUpdate(update, { args: [arg], updateId }),
+      UPDATE_RETRY_BUDGET_MS,
+    );
   } catch (err) {
+    if (workflowNotReady(err)) {
+      throw new PaymentError('unavailable', `the ${describe(workflowId)} cannot take the request right now; try again`);
+    }
     if (err instanceof WorkflowUpdateFailedError) {
       throw new PaymentError('conflict', err.cause?.message ?? closedMessage);
     }
@@ -50,6 +69,34 @@ export async function executeUpdate<T, A>(
     }
     throw translateTemporalError(err);
   }
+}
+
+/** Re-runs `call` with backoff while Temporal answers that the workflow cannot take an Update yet, up to `budgetMs`. */
+export async function retryWhileNotReady<T>(
+  call: () => Promise<T>,
+  budgetMs: number,
+  wait: (ms: number) => Promise<unknown> = sleep,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 2000)) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!workflowNotReady(err) || Date.now() + delayMs > deadline) throw err;
+      await wait(delayMs);
+    }
+  }
+}
+
+// gRPC codes Temporal answers with when a workflow task failed or timed out (a killed worker) and the
+// Update was dropped unapplied, or when no worker took it in time.
+const FAILED_PRECONDITION = 9;
+const UNAVAILABLE = 14;
+
+function workflowNotReady(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const cause = err instanceof ServiceError ? err.cause : err;
+  return isGrpcServiceError(cause) && (cause.code === FAILED_PRECONDITION || cause.code === UNAVAILABLE);
 }
 
 function describe(workflowId: string): string {

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ServiceError } from '@temporalio/client';
+import { retryWhileNotReady } from '../src/temporal/workflow-calls';
+
+/** A gRPC error as the client wraps it. */
+function grpcError(code: number, details: string): ServiceError {
+  const cause = Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+  return new ServiceError('Workflow Update failed', { cause });
+}
+
+const dropped = () =>
+  grpcError(9, 'Unable to perform workflow execution update due to unexpected workflow task failure.');
+
+describe('retryWhileNotReady', () => {
+  it('re-sends an Update the server dropped because the workflow task failed, with growing waits', async () => {
+    const waits: number[] = [];
+    let calls = 0;
+    const result = await retryWhileNotReady(
+      async () => {
+        calls += 1;
+        if (calls < 4) throw dropped();
+        return 'resumed';
+      },
+      30_000,
+      async (ms) => waits.push(ms),
+    );
+    assert.equal(result, 'resumed');
+    assert.equal(calls, 4);
+    assert.deepEqual(waits, [250, 500, 1000]);
+  });
+
+  it('gives up with the last error once the budget is spent', async () => {
+    let calls = 0;
+    await assert.rejects(
+      retryWhileNotReady(async () => {
+        calls += 1;
+        throw dropped();
+      }, 600),
+      ServiceError,
+    );
+    assert.equal(calls, 2, 'waits of 250 ms then 500 ms: the second would end past the 600 ms budget');
+  });
+
+  it('does not retry other errors', async () => {
+    let calls = 0;
+    await assert.rejects(
+      retryWhileNotReady(
+        async () => {
+          calls += 1;
+          throw grpcError(3, 'invalid argument');
+        },
+        30_000,
+        async () => undefined,
+      ),
+      /Workflow Update failed/,
+    );
+    assert.equal(calls, 1);
+  });
+});
