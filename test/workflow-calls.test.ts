@@ -1,29 +1,32 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { status } from '@grpc/grpc-js';
 import { ServiceError } from '@temporalio/client';
 import { retryWhileNotReady } from '../src/temporal/workflow-calls';
 
 /** A gRPC error as the client wraps it. */
-function grpcError(code: number, details: string): ServiceError {
+function grpcError(code: status, details: string): ServiceError {
   const cause = Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
   return new ServiceError('Workflow Update failed', { cause });
 }
 
 const dropped = () =>
-  grpcError(9, 'Unable to perform workflow execution update due to unexpected workflow task failure.');
+  grpcError(
+    status.FAILED_PRECONDITION,
+    'Unable to perform workflow execution update due to unexpected workflow task failure.',
+  );
 
 describe('retryWhileNotReady', () => {
   it('re-sends an Update the server dropped because the workflow task failed, with growing waits', async () => {
     const waits: number[] = [];
     let calls = 0;
     const result = await retryWhileNotReady(
-      async () => {
+      () => {
         calls += 1;
-        if (calls < 4) throw dropped();
-        return 'resumed';
+        return calls < 4 ? Promise.reject(dropped()) : Promise.resolve('resumed');
       },
       30_000,
-      async (ms) => waits.push(ms),
+      (ms) => Promise.resolve(waits.push(ms)),
     );
     assert.equal(result, 'resumed');
     assert.equal(calls, 4);
@@ -33,9 +36,9 @@ describe('retryWhileNotReady', () => {
   it('gives up with the last error once the budget is spent', async () => {
     let calls = 0;
     await assert.rejects(
-      retryWhileNotReady(async () => {
+      retryWhileNotReady(() => {
         calls += 1;
-        throw dropped();
+        return Promise.reject(dropped());
       }, 600),
       ServiceError,
     );
@@ -46,12 +49,12 @@ describe('retryWhileNotReady', () => {
     let calls = 0;
     await assert.rejects(
       retryWhileNotReady(
-        async () => {
+        () => {
           calls += 1;
-          throw grpcError(3, 'invalid argument');
+          return Promise.reject(grpcError(status.INVALID_ARGUMENT, 'invalid argument'));
         },
         30_000,
-        async () => undefined,
+        () => Promise.resolve(),
       ),
       /Workflow Update failed/,
     );

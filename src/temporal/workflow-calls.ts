@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { status } from '@grpc/grpc-js';
 import {
   ServiceError,
   WorkflowNotFoundError,
@@ -88,15 +89,12 @@ export async function retryWhileNotReady<T>(
   }
 }
 
-// gRPC codes Temporal answers with when a workflow task failed or timed out (a killed worker) and the
-// Update was dropped unapplied, or when no worker took it in time.
-const FAILED_PRECONDITION = 9;
-const UNAVAILABLE = 14;
-
+// Temporal answers FAILED_PRECONDITION when a workflow task failed or timed out (a killed worker) and the
+// Update was dropped unapplied, UNAVAILABLE or a deadline when no worker took it in time.
 function workflowNotReady(err: unknown): boolean {
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const cause = err instanceof ServiceError ? err.cause : err;
-  return isGrpcServiceError(cause) && (cause.code === FAILED_PRECONDITION || cause.code === UNAVAILABLE);
+  return isGrpcServiceError(cause) && (cause.code === status.FAILED_PRECONDITION || cause.code === status.UNAVAILABLE);
 }
 
 function describe(workflowId: string): string {
