@@ -2,7 +2,18 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', '.data/', '.tmp/', 'test-artifacts/', 'scripts/*.mjs', 'eslint.config.mjs'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      '.tools/',
+      '.data/',
+      '.tmp/',
+      'test-artifacts/',
+      'scripts/*.mjs',
+      'eslint.config.mjs',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

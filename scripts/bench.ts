@@ -1,7 +1,5 @@
 // Benchmark: one 10,000-item payout batch through the real stack; prints items per second and peak worker memory.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { parseConfig, serverSchema } from '../src/config';
 import type { BatchProgress } from '../src/domain/batch';
@@ -9,13 +7,11 @@ import { createSandbox } from '../src/sandbox/app';
 import { startServer } from '../src/server';
 import { connectClient } from '../src/temporal/client';
 import { generateKeyEntry, parseKeyring } from '../src/crypto/keyring';
-import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startRedisServer } from '../src/vault/redis-server';
 import { freePort } from '../test/support/free-port';
 import { startWorkerProcess } from '../test/support/worker-process';
 
-const root = resolve(__dirname, '..');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '50';
 const MEMORY_LIMIT_MB = 400;
@@ -49,21 +45,12 @@ function batchBody(reference: string) {
 }
 
 async function main(): Promise<number> {
-  const tmp = join(root, '.tmp');
-  mkdirSync(tmp, { recursive: true });
   log(`starting Temporal, the sandbox and a worker process for ${ITEMS} items at concurrency ${CONCURRENCY}…`);
-  const [devServer, redis, bundle] = await Promise.all([
+  const [devServer, redis] = await Promise.all([
     freePort().then((port) => startDevServer({ port, namespace: 'default' })),
     freePort().then((port) => startRedisServer(port)),
-    bundleWorkflowCode({
-      workflowsPath: require.resolve('../src/workflows'),
-      failureConverterPath: FAILURE_CONVERTER_PATH,
-      logger: undefined,
-    }),
   ]);
   const encryptionKeys = generateKeyEntry('bench');
-  const bundlePath = join(tmp, 'bench-workflow-bundle.js');
-  writeFileSync(bundlePath, bundle.code);
   const sandbox = await createSandbox({
     token: TOKEN,
     callbackDelayMs: 200,
@@ -84,7 +71,8 @@ async function main(): Promise<number> {
     WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     METRICS_PORT: String(await freePort()),
   };
-  const worker = await startWorkerProcess({ ...common, WORKFLOW_BUNDLE_PATH: bundlePath });
+  // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
+  const worker = await startWorkerProcess(common);
   const port = await freePort();
   const server = await startServer(
     parseConfig(serverSchema, {

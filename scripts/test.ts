@@ -1,9 +1,8 @@
-// Runs the whole test suite against one real Temporal dev server, with the workflow code bundled once.
+// Runs the whole test suite against one real Temporal dev server and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
+import { WORKFLOW_BUNDLE } from '../src/config';
 import { startDevServer } from '../src/temporal/dev-server';
 import { startRedisServer } from '../src/vault/redis-server';
 import { temporalBinary } from '../src/temporal/binaries';
@@ -13,32 +12,21 @@ const root = resolve(__dirname, '..');
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const tmp = join(root, '.tmp');
-  mkdirSync(tmp, { recursive: true });
+  if (!existsSync(WORKFLOW_BUNDLE)) throw new Error('the workflow bundle is not built: run `npm run build` first');
   const filter = process.argv.slice(2);
   const files = readdirSync(join(root, 'test'))
     .filter((f) => f.endsWith('.test.ts'))
     .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
     .map((f) => join('test', f));
 
-  process.stdout.write('[test] starting a Temporal dev server and redis-server, bundling the workflow code…\n');
+  process.stdout.write('[test] starting a Temporal dev server and redis-server…\n');
   const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
   const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
-  const [devServer, redis, bundle] = await Promise.all([
-    devServerStart,
-    redisStart,
-    bundleWorkflowCode({
-      workflowsPath: require.resolve('../src/workflows'),
-      failureConverterPath: FAILURE_CONVERTER_PATH,
-      logger: undefined,
-    }),
-  ]).catch(async (err: unknown) => {
+  const [devServer, redis] = await Promise.all([devServerStart, redisStart]).catch(async (err: unknown) => {
     // Leave no server behind when another one failed to start.
     await Promise.allSettled([devServerStart.then((s) => s.stop()), redisStart?.then((r) => r.stop())]);
     throw err;
   });
-  const bundlePath = join(tmp, 'workflow-bundle.js');
-  writeFileSync(bundlePath, bundle.code);
   process.stdout.write(
     `[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`,
   );
@@ -53,7 +41,7 @@ async function main(): Promise<number> {
         env: {
           ...process.env,
           TEST_TEMPORAL_ADDRESS: devServer.address,
-          TEST_WORKFLOW_BUNDLE: bundlePath,
+          TEST_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE,
           TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
           TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
         },

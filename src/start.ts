@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { WORKER_HEAP_FLAG, loadConfigOrExit, SANDBOX_TOKEN, startSchema } from './config';
+import { WORKER_COMMAND, loadConfigOrExit, SANDBOX_TOKEN, startSchema } from './config';
 import { generateKeyEntry } from './crypto/keyring';
 import { uiCodecToken } from './http/auth';
 import { startDevServer } from './temporal/dev-server';
@@ -113,13 +113,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
 
-  const launch = (
-    name: string,
-    script: string,
-    extraEnv: NodeJS.ProcessEnv = {},
-    flags: string[] = [],
-  ): ChildProcess => {
-    const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(__dirname, script)], {
+  const tsx = (script: string) => ['--import', 'tsx', join(__dirname, script)];
+  const launch = (name: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): ChildProcess => {
+    const child = spawn(process.execPath, args, {
       env: { ...env, ...extraEnv },
       stdio: 'inherit',
     });
@@ -155,7 +151,7 @@ async function main(): Promise<void> {
     }
     if (!config.PROVIDER_BASE_URL) {
       const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
-      const sandbox = launch('sandbox', 'sandbox/main.ts', {
+      const sandbox = launch('sandbox', tsx('sandbox/main.ts'), {
         SANDBOX_PORT: String(config.SANDBOX_PORT),
         SANDBOX_TOKEN,
         SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
@@ -168,8 +164,9 @@ async function main(): Promise<void> {
         PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
       });
     }
-    launch('worker', 'worker.ts', {}, [WORKER_HEAP_FLAG]);
-    const server = launch('server', 'server.ts');
+    if (!existsSync(WORKER_COMMAND[1])) throw new Error('the worker is not built: run `npm run build`');
+    launch('worker', [...WORKER_COMMAND]);
+    const server = launch('server', tsx('server.ts'));
     await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
   } catch (err) {
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,4 +1,4 @@
-import { loadConfigOrExit, providerConfig, workerSchema } from './config';
+import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, workerSchema } from './config';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';
 import { installWorkerRuntime } from './temporal/runtime';
@@ -16,7 +16,8 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     keyring: config.ENCRYPTION_KEYS,
-    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+    // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
+    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH ?? (__filename.endsWith('.js') ? WORKFLOW_BUNDLE : undefined),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     deps: { provider, cardVault },
   });

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { WORKER_HEAP_FLAG } from '../../src/config';
+import { WORKER_COMMAND } from '../../src/config';
 
-/** Starts `src/worker.ts` as its own process, as `npm run worker` does (so it can be killed); resolves once it polls. */
+/** Starts the compiled worker as its own process, as `npm run worker` does (so it can be killed); resolves once it polls. */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const worker = join(__dirname, '..', '..', 'src', 'worker.ts');
-  const child = spawn(process.execPath, [WORKER_HEAP_FLAG, '--import', 'tsx', worker], {
+  const child = spawn(process.execPath, [...WORKER_COMMAND], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
