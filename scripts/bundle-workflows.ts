@@ -1,7 +1,7 @@
 // `npm run build`'s second step: bundles the workflow code once, so workers start without webpack (and its memory).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE } from '../src/config';
 import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 
@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
     failureConverterPath: FAILURE_CONVERTER_PATH,
-    logger: undefined,
+    logger: new DefaultLogger('WARN'),
   });
   mkdirSync(dirname(WORKFLOW_BUNDLE), { recursive: true });
   writeFileSync(WORKFLOW_BUNDLE, code);
