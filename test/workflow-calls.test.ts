@@ -45,13 +45,13 @@ describe('retryWhileNotReady', () => {
     assert.equal(calls, 2, 'waits of 250 ms then 500 ms: the second would end past the 600 ms budget');
   });
 
-  it('does not retry other errors', async () => {
+  it('does not retry other errors, such as Temporal being unreachable', async () => {
     let calls = 0;
     await assert.rejects(
       retryWhileNotReady(
         () => {
           calls += 1;
-          return Promise.reject(grpcError(status.INVALID_ARGUMENT, 'invalid argument'));
+          return Promise.reject(grpcError(status.UNAVAILABLE, 'connection refused'));
         },
         30_000,
         () => Promise.resolve(),

@@ -89,12 +89,13 @@ export async function retryWhileNotReady<T>(
   }
 }
 
-// Temporal answers FAILED_PRECONDITION when a workflow task failed or timed out (a killed worker) and the
-// Update was dropped unapplied, UNAVAILABLE or a deadline when no worker took it in time.
+// FAILED_PRECONDITION: a workflow task failed or timed out (a killed worker) and Temporal dropped the Update
+// unapplied. UNAVAILABLE (Temporal down, or an Update aborted for a retry) is already retried by the client's
+// gRPC interceptor and stays a quick 503.
 function workflowNotReady(err: unknown): boolean {
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const cause = err instanceof ServiceError ? err.cause : err;
-  return isGrpcServiceError(cause) && (cause.code === status.FAILED_PRECONDITION || cause.code === status.UNAVAILABLE);
+  return isGrpcServiceError(cause) && cause.code === status.FAILED_PRECONDITION;
 }
 
 function describe(workflowId: string): string {
