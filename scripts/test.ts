@@ -41,7 +41,6 @@ async function main(): Promise<number> {
         env: {
           ...process.env,
           TEST_TEMPORAL_ADDRESS: devServer.address,
-          TEST_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE,
           TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
           TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
         },

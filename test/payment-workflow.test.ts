@@ -12,6 +12,7 @@ import type { paymentWorkflow } from '../src/workflows';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { storedRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
+import { WORKFLOW_BUNDLE } from '../src/config';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
 
@@ -46,13 +47,11 @@ function input(id: string): PaymentInput {
 const ack: ProviderAck = { transactionId: '42', statusCode: '2', message: 'pending', redirectUrl: null };
 
 async function withWorker<T>(activities: PaymentActivities, fn: (taskQueue: string) => Promise<T>): Promise<T> {
-  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
-  assert.ok(bundlePath);
   const taskQueue = `ts-${Math.random().toString(36).slice(2)}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
-    workflowBundle: { codePath: bundlePath },
+    workflowBundle: { codePath: WORKFLOW_BUNDLE },
     activities,
   });
   return worker.runUntil(fn(taskQueue));

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { parseConfig, providerConfig, serverSchema, workerSchema } from '../../src/config';
+import { WORKFLOW_BUNDLE, parseConfig, providerConfig, serverSchema, workerSchema } from '../../src/config';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
 import { createProviderClient } from '../../src/provider';
 import { createSandbox } from '../../src/sandbox/app';
@@ -23,15 +23,14 @@ export const ROTATION_NEW_KEY = `new:${Buffer.alloc(32, 22).toString('base64')}`
 /** Every test process's keyring: its own key encrypts; the rotation test's keys decrypt (one shared namespace). */
 export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')},${ROTATION_OLD_KEY},${ROTATION_NEW_KEY}`;
 
-/** Address of the dev server, path of the workflow bundle and the vault's URL that `npm test` prepared. */
+/** Address of the dev server and the vault's URL that `npm test` prepared, and the workflow bundle it built. */
 export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
   const address = process.env.TEST_TEMPORAL_ADDRESS;
-  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
   const vaultUrl = process.env.TEST_VAULT_URL;
-  if (!address || !bundlePath || !vaultUrl) {
+  if (!address || !vaultUrl) {
     throw new Error('run the integration tests through `npm test` (it starts Temporal and Redis)');
   }
-  return { address, bundlePath, vaultUrl };
+  return { address, bundlePath: WORKFLOW_BUNDLE, vaultUrl };
 }
 
 export interface StackOptions {
