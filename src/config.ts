@@ -56,6 +56,23 @@ export const temporalSettings = {
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TASK_QUEUE: z.string().min(1).default('payments'),
   ENCRYPTION_KEYS: keyring,
+  /** Migration only: lets a worker read payloads written before encryption (otherwise refused). */
+  ACCEPT_UNENCRYPTED_PAYLOADS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+};
+
+/** What the server signs and the worker verifies: what starts, settles or resolves a payment or batch. */
+const signing = { SIGNING_KEYS: keyring };
+
+/** The operator CLI signs resolutions and batch controls only when it has SIGNING_KEYS; reading needs none. */
+export const optionalSigningKeys = { SIGNING_KEYS: keyring.optional() };
+
+/** How callback URLs are made: the worker derives them at initiation, the server checks them. */
+const callbacks = {
+  PUBLIC_BASE_URL: url.optional(),
+  CALLBACK_SECRET: secret(32),
 };
 
 const provider = {
@@ -104,6 +121,9 @@ const hostPort = z
 
 export const workerSchema = z.object({
   ...temporalSettings,
+  ...signing,
+  ...callbacks,
+  PORT: port(3000),
   ...provider,
   ...logging,
   WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
@@ -119,10 +139,10 @@ export const serverSchema = z.object({
   PORT: port(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   METRICS_PORT: port(9465),
-  PUBLIC_BASE_URL: url.optional(),
+  ...signing,
+  ...callbacks,
   MERCHANT_API_KEYS: commaList.pipe(z.array(merchantKey).min(1, 'needs at least one key')),
   OPERATOR_API_KEYS: commaList.pipe(z.array(secret(16)).min(1, 'needs at least one key')),
-  CALLBACK_SECRET: secret(32),
   VOUCHER_CHANNELS: commaList
     .pipe(
       z.array(
@@ -163,6 +183,11 @@ export type ServerConfig = z.infer<typeof serverSchema>;
 
 export class ConfigError extends Error {}
 
+/** Where the server is reached for callbacks: PUBLIC_BASE_URL, or the local server on PORT. */
+export function publicBaseUrl(config: { PUBLIC_BASE_URL?: string; PORT: number }): string {
+  return config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+}
+
 /** The sandbox's default bearer token (`npm start` hands it to the worker); never a real provider's. */
 export const SANDBOX_TOKEN = 'sandbox-token';
 
@@ -172,6 +197,8 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   PUBLIC_BASE_URL: (v) =>
     v?.startsWith('https://') ? undefined : 'must be an https:// URL in production (callbacks carry tokens)',
   ENCRYPTION_KEYS: (v) => (v ? undefined : 'is required in production'),
+  ACCEPT_UNENCRYPTED_PAYLOADS: (v) =>
+    v === 'true' ? 'accepts forged plain payloads; only while migrating, never in production' : undefined,
 };
 
 /** Validates the environment against a schema; the error names every bad variable and never echoes a value. */

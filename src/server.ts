@@ -1,11 +1,11 @@
 import { BankDirectory } from './banks/directory';
-import { loadConfigOrExit, providerConfig, serverSchema } from './config';
+import { loadConfigOrExit, providerConfig, publicBaseUrl, serverSchema } from './config';
 import type { ServerConfig } from './config';
 import type { PaymentTiming } from './domain/payment';
 import type { PaymentType } from './domain/requests';
 import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
-import { CallbackTokens } from './http/callback-token';
+import { CallbackTokens } from './crypto/callback-tokens';
 import { createProviderClient } from './provider';
 import { Batches } from './temporal/batches';
 import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
@@ -34,28 +34,27 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
 export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
-  const tokens = new CallbackTokens(config.CALLBACK_SECRET);
-  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
-  const callbackUrlFor = (id: string) =>
-    `${publicBaseUrl}/v1/callbacks/${encodeURIComponent(id)}/${tokens.tokenFor(id)}`;
+  const tokens = new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config));
   const timing = timingFor(config);
   const payments = new Payments(client, {
     taskQueue: config.TASK_QUEUE,
+    signingKeys: config.SIGNING_KEYS,
     creation: {
       fingerprintSecret: config.CALLBACK_SECRET,
       timingFor: timing,
-      callbackUrlFor,
       initiationWaitMs: config.INITIATION_WAIT,
       cardVault,
     },
   });
   const batches = new Batches(client, {
-    taskQueue: config.TASK_QUEUE,
-    fingerprintSecret: config.CALLBACK_SECRET,
-    bankCreditTiming: timing('bank_credit'),
-    callbackUrlFor,
-    concurrency: config.BATCH_CONCURRENCY,
-    maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
+    signingKeys: config.SIGNING_KEYS,
+    creation: {
+      taskQueue: config.TASK_QUEUE,
+      fingerprintSecret: config.CALLBACK_SECRET,
+      bankCreditTiming: timing('bank_credit'),
+      concurrency: config.BATCH_CONCURRENCY,
+      maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
+    },
   });
   const provider = createProviderClient(providerConfig(config));
   const banks = new BankDirectory({
@@ -87,7 +86,8 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
     readiness,
-    codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS), corsOrigins: config.CODEC_CORS_ORIGINS },
+    // Operators look at whatever a history holds, plain payloads refused by the worker included.
+    codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS, { acceptUnencrypted: true }), corsOrigins: config.CODEC_CORS_ORIGINS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);

@@ -19,10 +19,11 @@ interface LocalSecrets {
   operatorKey: string;
   callbackSecret: string;
   encryptionKeys: string;
+  signingKeys: string;
 }
 
 /** Settings `npm start` generates outside production; in production each must be set. */
-const GENERATED = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'ENCRYPTION_KEYS'] as const;
+const GENERATED = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'ENCRYPTION_KEYS', 'SIGNING_KEYS'] as const;
 
 function log(message: string): void {
   process.stdout.write(`[start] ${message}\n`);
@@ -38,6 +39,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
     // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
+    signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
@@ -87,6 +89,7 @@ async function main(): Promise<void> {
   }
   env.CALLBACK_SECRET ??= secrets.callbackSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
+  env.SIGNING_KEYS ??= secrets.signingKeys;
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   const operatorKey = env.OPERATOR_API_KEYS.split(',')[0]!.trim();
 

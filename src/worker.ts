@@ -1,4 +1,5 @@
-import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, workerSchema } from './config';
+import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';
 import { installWorkerRuntime } from './temporal/runtime';
@@ -16,10 +17,17 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     keyring: config.ENCRYPTION_KEYS,
+    acceptUnencrypted: config.ACCEPT_UNENCRYPTED_PAYLOADS,
+    onRefused: (reason) => logger.error({ reason }, 'the codec refused a payload from Temporal'),
     // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH ?? (__filename.endsWith('.js') ? WORKFLOW_BUNDLE : undefined),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-    deps: { provider, cardVault },
+    deps: {
+      provider,
+      cardVault,
+      signingKeys: config.SIGNING_KEYS,
+      callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
+    },
   });
   process.stdout.write(
     `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +

@@ -11,7 +11,8 @@ import { createPaymentWorker } from '../src/temporal/worker';
 import { vaultKey } from '../src/vault/card-vault';
 import { createRedisVault } from '../src/vault/redis-vault';
 import { paymentRequest } from './support/requests';
-import { SANDBOX_TOKEN, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
+import { SANDBOX_TOKEN, startStack, TEST_ENCRYPTION_KEYS, testEnvironment, workerDeps } from './support/stack';
+import { parseConfig, workerSchema } from '../src/config';
 import type { Stack } from './support/stack';
 
 // A card payment whose vault entry is gone before the initiation fails cleanly, and nothing reaches the provider.
@@ -60,7 +61,7 @@ describe('card vault', () => {
       taskQueue: stack.taskQueue,
       keyring,
       workflowBundlePath: bundlePath,
-      deps: { provider, cardVault },
+      deps: workerDeps(parseConfig(workerSchema, stack.workerEnv), provider, cardVault),
     });
     const running = worker.run();
     try {

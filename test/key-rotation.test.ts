@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
-import { CallbackTokens } from '../src/http/callback-token';
+import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
 import { paymentRequest } from './support/requests';
 import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testEnvironment } from './support/stack';

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
+import type { InitiationOrder, PaymentActivities } from '../src/activities/payment-activities';
+import { CallbackTokens } from '../src/crypto/callback-tokens';
+import { parseKeyring } from '../src/crypto/keyring';
+import { signMessage } from '../src/crypto/signing';
 import { FailureTypes } from '../src/domain/payment';
 import type { ProviderAck } from '../src/domain/payment';
 import { ProviderError } from '../src/provider';
@@ -9,16 +14,36 @@ import type { ProviderClient } from '../src/provider';
 import type { PaymentRequest } from '../src/domain/requests';
 import { detachCard } from '../src/vault/card-data';
 import { createMemoryVault } from '../src/vault/card-vault';
+import type { CardVault } from '../src/vault/card-vault';
+import type { StoredPaymentRequest } from '../src/domain/payment';
 import { paymentRequest, storedRequest } from './support/requests';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
-const input = {
-  paymentId: 'payment-acme-r1',
-  request: storedRequest('bank_credit', '00', 'r1'),
-  callbackUrl: 'http://x',
-};
+const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
+const callbackTokens = new CallbackTokens('c'.repeat(32), 'https://pay.example');
+const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 };
+const PAYMENT_ID = 'payment-acme-r1';
+const order = (request: StoredPaymentRequest, workflowId = PAYMENT_ID) =>
+  signMessage(signingKeys, 'payment', workflowId, {
+    paymentId: workflowId,
+    merchantId: 'acme',
+    request,
+    createdAt: new Date().toISOString(),
+    timing,
+  });
+const input = order(storedRequest('bank_credit', '00', 'r1'));
 
 const cardVault = createMemoryVault();
+
+function activitiesWith(provider: ProviderClient, vault: CardVault = cardVault): PaymentActivities {
+  return createPaymentActivities({ provider, cardVault: vault, signingKeys, callbackTokens });
+}
+
+/** Runs the initiation as Temporal would, inside the payment's workflow. */
+function initiate(activities: PaymentActivities, what: InitiationOrder, workflowId = PAYMENT_ID) {
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run-1' } });
+  return env.run(activities.initiatePayment, what);
+}
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
   return {
@@ -55,7 +80,7 @@ describe('payment activities', () => {
             new ProviderError('boom', { classification, httpStatus: 400, providerMessage: 'Account closed' }),
           ),
       });
-      const failure = await failureOf(createPaymentActivities({ provider, cardVault }).initiatePayment(input));
+      const failure = await failureOf(initiate(activitiesWith(provider), input));
       assert.equal(failure.type, type);
       assert.equal(failure.nonRetryable, true);
       if (classification === 'definite_rejection') {
@@ -68,7 +93,7 @@ describe('payment activities', () => {
     const provider = fakeProvider({
       initiate: () => Promise.resolve({ ...ack, statusCode: '0', message: 'Declined' }),
     });
-    const failure = await failureOf(createPaymentActivities({ provider, cardVault }).initiatePayment(input));
+    const failure = await failureOf(initiate(activitiesWith(provider), input));
     assert.equal(failure.type, FailureTypes.rejected);
   });
 
@@ -80,7 +105,7 @@ describe('payment activities', () => {
         return Promise.resolve(null);
       },
     });
-    const activities = createPaymentActivities({ provider, cardVault });
+    const activities = activitiesWith(provider);
     await activities.checkPaymentStatus({ paymentId: 'p1', type: 'bank_credit', transactionId: null });
     await activities.checkPaymentStatus({ paymentId: 'p2', type: 'mobile_money_debit', transactionId: '7' });
     assert.deepEqual(queries, [
@@ -91,12 +116,11 @@ describe('payment activities', () => {
 
   it('a failed status query is retryable unless the provider definitely refused it', async () => {
     const activities = (classification: 'ambiguous' | 'definite_rejection') =>
-      createPaymentActivities({
-        provider: fakeProvider({
+      activitiesWith(
+        fakeProvider({
           checkStatus: () => Promise.reject(new ProviderError('status query failed', { classification })),
         }),
-        cardVault,
-      });
+      );
     const transient = await failureOf(
       activities('ambiguous').checkPaymentStatus({ paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
@@ -119,12 +143,12 @@ describe('payment activities', () => {
     const stored = await detachCard(full, cardVault);
     assert.ok(stored.type === 'card_payment' && !('card_number' in stored) && !('card_cvv' in stored));
     assert.deepEqual(stored.card.last4, '1111');
-    const card = { ...input, request: stored };
-    const activities = createPaymentActivities({ provider, cardVault });
-    assert.deepEqual(await activities.initiatePayment(card), ack);
+    const card = order(stored);
+    const activities = activitiesWith(provider);
+    assert.deepEqual(await initiate(activities, card), ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
-    const again = await failureOf(activities.initiatePayment(card));
+    const again = await failureOf(initiate(activities, card));
     assert.equal(again.type, FailureTypes.rejected);
     assert.equal(again.nonRetryable, true);
     assert.deepEqual(again.details?.[0], {
@@ -132,6 +156,37 @@ describe('payment activities', () => {
       message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
     });
     assert.equal(sent.length, 1, 'nothing sent without card data');
+  });
+
+  it('sends only what the server signed for this very workflow, with a callback URL derived here', async () => {
+    const sent: { paymentId: string; callbackUrl: string }[] = [];
+    const provider = fakeProvider({
+      initiate: (req) => {
+        sent.push({ paymentId: req.paymentId, callbackUrl: req.callbackUrl });
+        return Promise.resolve(ack);
+      },
+    });
+    const activities = activitiesWith(provider);
+    const plain = { paymentId: PAYMENT_ID, request: storedRequest('bank_credit', '00', 'r1'), callbackUrl: 'http://evil' };
+    const tampered = { ...input, body: { ...input.body, request: storedRequest('bank_credit', '00', 'evil') } };
+    const forged = signMessage(parseKeyring(`s9:${Buffer.alloc(32, 8).toString('base64')}`), 'payment', PAYMENT_ID, input.body);
+    const refusals = [
+      [plain, PAYMENT_ID, /not a signed message/],
+      [tampered, PAYMENT_ID, /bad signature/],
+      [forged, PAYMENT_ID, /unknown key/],
+      [input, 'payment-acme-other', /signed for payment-acme-r1, not payment-acme-other/],
+    ] as const;
+    for (const [what, workflowId, reason] of refusals) {
+      const failure = await failureOf(initiate(activities, what, workflowId));
+      assert.equal(failure.type, FailureTypes.untrusted);
+      assert.equal(failure.nonRetryable, true);
+      assert.match(failure.message, reason);
+      assert.equal((failure.details?.[0] as { code: string }).code, 'untrusted_input');
+    }
+    assert.equal(sent.length, 0, 'nothing sent for an untrusted order');
+    await initiate(activities, input);
+    assert.deepEqual(sent, [{ paymentId: PAYMENT_ID, callbackUrl: callbackTokens.urlFor(PAYMENT_ID) }]);
+    assert.match(sent[0]!.callbackUrl, /^https:\/\/pay\.example\/v1\/callbacks\/payment-acme-r1\/[\w-]{43}$/);
   });
 
   it('unused card data expires', async () => {

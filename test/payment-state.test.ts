@@ -20,7 +20,6 @@ function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_de
     paymentId: 'p1',
     merchantId: 'acme',
     request: storedRequest(type, '00', 'r1'),
-    callbackUrl: 'http://x/cb',
     createdAt: now.toISOString(),
     timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
   };
@@ -36,9 +35,10 @@ describe('payment state machine', () => {
     assert.equal(state.resource.provider.transaction_id, '9');
   });
 
-  it('a callback before the initiation answer wins, and the answer still records the provider data', () => {
+  it('a callback before the initiation answer is judged by the answer, which still records the provider data', () => {
     const { state } = newState('card_payment');
-    state.callback(callback('succeeded'), now);
+    state.callback(callback('succeeded', 40), now);
+    assert.equal(state.status, 'initiating', 'nothing acknowledged to match yet');
     state.initiated({ ...ack, redirectUrl: 'https://3ds' }, now);
     assert.equal(state.status, 'succeeded');
     assert.equal(state.resource.provider.status_code, '2');
@@ -49,8 +49,8 @@ describe('payment state machine', () => {
   it('the first terminal outcome wins; duplicates and contradictions are recorded', () => {
     const { state } = newState();
     state.initiated(ack, now);
-    state.callback(callback('succeeded'), now);
-    state.callback(callback('succeeded'), now);
+    state.callback(callback('succeeded', 12.5), now);
+    state.callback(callback('succeeded', 12.5), now);
     state.callback(callback('failed'), now);
     assert.equal(state.status, 'succeeded');
     const types = state.resource.events.map((e) => e.type);
@@ -68,7 +68,67 @@ describe('payment state machine', () => {
     state.initiated(ack, now);
     state.callback(callback('succeeded', 1000), now);
     assert.equal(state.status, 'pending');
-    assert.equal(state.resource.events.at(-1)?.type, 'callback_unrecognized');
+    assert.equal(state.resource.events.at(-1)?.type, 'callback_rejected');
+  });
+
+  it('a callback for another transaction than acknowledged is rejected and fills in nothing', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    state.callback({ ...callback('succeeded', 12.5), transactionId: '10' }, now);
+    assert.equal(state.status, 'pending');
+    assert.equal(state.resource.provider.transaction_id, '9');
+    assert.match(state.resource.events.at(-1)?.message ?? '', /transaction 10 is not the acknowledged 9/);
+  });
+
+  it('a success without an amount, or without a transaction id, waits for the status query', () => {
+    for (const doubtful of [callback('succeeded'), { ...callback('succeeded', 12.5), transactionId: null }]) {
+      const { state } = newState();
+      state.initiated(ack, now);
+      state.callback(doubtful, now);
+      assert.equal(state.status, 'pending');
+      assert.equal(state.awaitingConfirmation, true);
+      const next = state.nextUnconfirmed();
+      assert.deepEqual(next, doubtful);
+      state.confirmation(doubtful, { state: 'pending', transactionId: '9', statusCode: '2', message: null }, now);
+      assert.equal(state.status, 'pending', 'the provider does not confirm it');
+      state.confirmation(doubtful, { state: 'succeeded', transactionId: '9', statusCode: '1', message: null }, now);
+      assert.equal(state.status, 'succeeded');
+    }
+  });
+
+  it('without a status query, a matching success without an amount is taken; an unmatched one is not', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    state.confirmation({ ...callback('succeeded'), transactionId: null }, null, now);
+    assert.equal(state.status, 'pending');
+    state.confirmation(callback('succeeded'), null, now);
+    assert.equal(state.status, 'succeeded');
+  });
+
+  it('a callback before an answer that never came needs the status query', () => {
+    const { state } = newState();
+    state.callback(callback('failed', 12.5), now);
+    state.initiationUnknown('socket reset', now);
+    assert.equal(state.status, 'pending');
+    assert.equal(state.awaitingConfirmation, true);
+  });
+
+  it('a flood of one callback becomes one counted event, and never pushes out a resolution', () => {
+    const { state } = newState();
+    state.initiated(ack, now);
+    for (let i = 0; i < 5000; i++) state.callback({ ...callback('succeeded', 12.5), transactionId: `${i % 2}` }, now);
+    for (let i = 0; i < 5000; i++) state.callback(callback('pending', 12.5), now);
+    state.timedOut(1000, now);
+    state.needsReview('unsettled', now);
+    state.resolve({ outcome: 'failed', note: 'checked', operator: 'ama' }, now);
+    const events = state.resource.events;
+    assert.ok(events.length <= 210, `${events.length} events`);
+    assert.equal(events.find((e) => e.outcome === 'pending')?.count, 5000);
+    assert.deepEqual(
+      events.slice(-4).map((e) => e.type),
+      ['timed_out', 'needs_review', 'resolved', 'failed'],
+    );
+    assert.match(events.at(-2)?.message ?? '', /checked \(by ama\)/);
   });
 
   it('a definite rejection fails the payment with the reason', () => {
@@ -106,7 +166,6 @@ describe('payment state machine', () => {
       paymentId: 'p1',
       merchantId: 'acme',
       request: legacy as unknown as PaymentInput['request'],
-      callbackUrl: 'http://x/cb',
       createdAt: now.toISOString(),
       timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
     };

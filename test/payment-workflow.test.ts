@@ -13,6 +13,9 @@ import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { storedRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
 import { WORKFLOW_BUNDLE } from '../src/config';
+import { parseKeyring } from '../src/crypto/keyring';
+import { signMessage } from '../src/crypto/signing';
+import type { ProviderCallback } from '../src/domain/payment';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
 
@@ -28,12 +31,15 @@ before(async () => {
 });
 after(() => env?.teardown());
 
-function input(id: string): PaymentInput {
-  return {
+// The worker's codec verifies signatures (tested with the real worker elsewhere); here the workflow's own checks run.
+const KEYS = parseKeyring(`t1:${Buffer.alloc(32, 5).toString('base64')}`);
+
+/** A start message signed at the test server's time (which the earlier tests have moved hours ahead). */
+async function input(id: string) {
+  const payment: PaymentInput = {
     paymentId: id,
     merchantId: 'acme',
     request: storedRequest('mobile_money_debit', '00', id),
-    callbackUrl: 'http://localhost/cb',
     createdAt: new Date().toISOString(),
     timing: {
       callbackTimeoutMs: 5 * MINUTE,
@@ -42,7 +48,20 @@ function input(id: string): PaymentInput {
       lateCallbackWindowMs: MINUTE,
     },
   };
+  return signMessage(KEYS, 'payment', id, payment, new Date(await env.currentTimeMs()));
 }
+
+const callback = (id: string, fields: Partial<ProviderCallback>) =>
+  signMessage(KEYS, 'callback', id, {
+    state: 'succeeded',
+    transactionId: '42',
+    statusCode: '1',
+    message: 'paid',
+    amount: 12.5,
+    ...fields,
+  } satisfies ProviderCallback);
+const resolution = (id: string, outcome: 'succeeded' | 'failed', note: string, operator?: string) =>
+  signMessage(KEYS, 'resolution', id, { outcome, note, operator });
 
 const ack: ProviderAck = { transactionId: '42', statusCode: '2', message: 'pending', redirectUrl: null };
 
@@ -76,12 +95,12 @@ describe('payment workflow (time-skipping)', () => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
         taskQueue,
         workflowId: 'ts-review',
-        args: [input('ts-review')],
+        args: [await input('ts-review')],
       });
       const early = await handle.query(paymentQuery);
       assert.ok(['initiating', 'pending'].includes(early.status));
       await assert.rejects(
-        handle.executeUpdate(resolveUpdate, { args: [{ outcome: 'succeeded', note: 'too early' }] }),
+        handle.executeUpdate(resolveUpdate, { args: [resolution('ts-review', 'succeeded', 'too early')] }),
         WorkflowUpdateFailedError,
       );
       // Sleeping 2 hours on the time-skipping server lets every timer of the workflow fire.
@@ -94,7 +113,7 @@ describe('payment workflow (time-skipping)', () => {
       assert.ok(checks.length <= 20, `backoff polled ${checks.length} times: too often`);
       assert.equal(checks[0]?.transactionId, '42');
       const resolved = await handle.executeUpdate(resolveUpdate, {
-        args: [{ outcome: 'succeeded', note: 'seen on the provider portal', operator: 'ops' }],
+        args: [resolution('ts-review', 'succeeded', 'seen on the provider portal', 'ops')],
       });
       assert.equal(resolved.status, 'succeeded');
       const result = await handle.result();
@@ -112,17 +131,11 @@ describe('payment workflow (time-skipping)', () => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
         taskQueue,
         workflowId: 'ts-late',
-        args: [input('ts-late')],
+        args: [await input('ts-late')],
       });
       await env.sleep(2 * 60 * MINUTE);
       assert.equal((await handle.query(paymentQuery)).status, 'needs_review');
-      await handle.signal(callbackSignal, {
-        state: 'failed',
-        transactionId: '42',
-        statusCode: '0',
-        message: 'expired',
-        amount: 12.5,
-      });
+      await handle.signal(callbackSignal, callback('ts-late', { state: 'failed', statusCode: '0', message: 'expired' }));
       const result = await handle.result();
       assert.equal(result.status, 'failed');
       assert.equal(result.failure?.message, 'expired');
@@ -145,11 +158,88 @@ describe('payment workflow (time-skipping)', () => {
       const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
         taskQueue,
         workflowId: 'ts-unknown',
-        args: [input('ts-unknown')],
+        args: [await input('ts-unknown')],
       });
       assert.equal(result.status, 'succeeded');
       assert.equal(initiations, 1);
       assert.equal(result.provider.transaction_id, '77');
+    });
+  });
+
+  it('callbacks settle only what the provider acknowledged; doubtful ones wait for the status query', async () => {
+    const checks: StatusCheckInput[] = [];
+    let providerSays: StatusCheck['state'] = 'pending';
+    const activities: PaymentActivities = {
+      initiatePayment: () => Promise.resolve(ack),
+      checkPaymentStatus: (q) => {
+        checks.push(q);
+        return Promise.resolve<StatusCheck>({ state: providerSays, transactionId: '42', statusCode: null, message: null });
+      },
+    };
+    await withWorker(activities, async (taskQueue) => {
+      const id = 'ts-confirm';
+      const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: id,
+        args: [await input(id)],
+      });
+      await env.sleep(1000);
+      // Another transaction, another amount, another payment's signature, no signature at all: all refused.
+      await handle.signal(callbackSignal, callback(id, { transactionId: '99' }));
+      await handle.signal(callbackSignal, callback(id, { amount: 1000 }));
+      await handle.signal(callbackSignal, callback('ts-other', {}));
+      await handle.signal(callbackSignal, { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'x', amount: 12.5 });
+      // A success without an amount is checked with the provider, which says it is still pending.
+      await handle.signal(callbackSignal, callback(id, { amount: null }));
+      await env.sleep(1000);
+      const pending = await handle.query(paymentQuery);
+      assert.equal(pending.status, 'pending');
+      assert.equal(checks.length, 1, 'one status query confirmed the callback without an amount');
+      assert.deepEqual(
+        pending.events.filter((e) => e.type === 'callback_rejected').map((e) => e.message),
+        [
+          'transaction 99 is not the acknowledged 42; ignored',
+          "amount 1000 does not match the payment's 12.5; ignored",
+          'a callback refused: it was signed for ts-other, not ts-confirm',
+          'a callback refused: it is not signed by the server',
+          'the status query says pending; ignored',
+        ],
+      );
+      // Once the provider agrees, the same kind of callback settles the payment.
+      providerSays = 'succeeded';
+      await handle.signal(callbackSignal, callback(id, { amount: null }));
+      const result = await handle.result();
+      assert.equal(result.status, 'succeeded');
+      assert.ok(result.events.some((e) => e.type === 'callback_confirmed'));
+    });
+  });
+
+  it('a start message that is not signed for this workflow fails it before initiation', async () => {
+    let initiations = 0;
+    const activities: PaymentActivities = {
+      initiatePayment: () => {
+        initiations++;
+        return Promise.resolve(ack);
+      },
+      checkPaymentStatus: () => Promise.resolve(null),
+    };
+    await withWorker(activities, async (taskQueue) => {
+      const copied = await input('ts-original');
+      const starts = [
+        ['ts-copied', copied, /signed for ts-original, not ts-copied/],
+        ['ts-plain', copied.body, /not signed by the server/],
+        ['ts-original', { ...copied, kind: 'batch-item' }, /which did not start it/],
+      ] as const;
+      for (const [workflowId, arg, reason] of starts) {
+        const handle = await env.client.workflow.start(PAYMENT_WORKFLOW, { taskQueue, workflowId, args: [arg] });
+        await assert.rejects(handle.result(), (err: Error) => {
+          const cause = (err as { cause?: ApplicationFailure }).cause;
+          assert.equal(cause?.type, FailureTypes.untrusted);
+          assert.match(cause?.message ?? '', reason);
+          return true;
+        });
+      }
+      assert.equal(initiations, 0, 'nothing initiated');
     });
   });
 });

@@ -1,6 +1,17 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { CallbackTokens } from '../crypto/callback-tokens';
+import type { Keyring } from '../crypto/keyring';
+import { signatureProblem } from '../crypto/signing';
 import { FailureTypes } from '../domain/payment';
-import type { Failure, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
+import type {
+  Failure,
+  PaymentMessage,
+  ProviderAck,
+  StatusCheck,
+  StoredPaymentRequest,
+} from '../domain/payment';
+import { messageRefusal } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
 import { ProviderError, providerReference, providerState } from '../provider';
 import type { ProviderClient } from '../provider';
@@ -11,14 +22,21 @@ export interface PaymentActivityDeps {
   provider: ProviderClient;
   /** Where card payments' card data waits, outside Temporal, for the initiation. */
   cardVault: CardVault;
+  /** Checks the server's signature on the payment's start message (SIGNING_KEYS) before anything is sent. */
+  signingKeys: Keyring;
+  /** Derives the callback URL handed to the provider; its token is never stored in Temporal. */
+  callbackTokens: CallbackTokens;
 }
 
-/** What the workflow hands the initiation: card data only as a vault token. */
-export interface InitiationInput {
+/** What a run recorded before signed messages handed the initiation; refused now, since nothing signed it. */
+export interface LegacyInitiation {
   paymentId: string;
   request: StoredPaymentRequest;
   callbackUrl: string;
 }
+
+/** What the workflow hands the initiation: the signed start message (card data only as a vault token). */
+export type InitiationOrder = PaymentMessage | LegacyInitiation;
 
 export interface StatusCheckInput {
   paymentId: string;
@@ -27,14 +45,16 @@ export interface StatusCheckInput {
 }
 
 /** Builds the payment activities around their dependencies, so tests hand in fakes. */
-export function createPaymentActivities({ provider, cardVault }: PaymentActivityDeps) {
+export function createPaymentActivities({ provider, cardVault, signingKeys, callbackTokens }: PaymentActivityDeps) {
   return {
     /**
      * Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal).
-     * A card payment's data leaves the vault here, for good: the CVV is never kept past this first use.
+     * Only a start message the server signed for this very workflow moves money. A card payment's data leaves the
+     * vault here, for good: the CVV is never kept past this first use.
      */
-    async initiatePayment(input: InitiationInput): Promise<ProviderAck> {
-      const request = await attachCard(input.request, cardVault);
+    async initiatePayment(order: InitiationOrder): Promise<ProviderAck> {
+      const { paymentId, request: stored } = trustedOrder(order, signingKeys);
+      const request = await attachCard(stored, cardVault);
       if (!request) {
         const failure: Failure = {
           code: 'card_data_unavailable',
@@ -49,7 +69,7 @@ export function createPaymentActivities({ provider, cardVault }: PaymentActivity
       }
       let ack: ProviderAck;
       try {
-        ack = await provider.initiate({ ...input, request });
+        ack = await provider.initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) });
       } catch (err) {
         throw initiationFailure(err);
       }
@@ -81,6 +101,25 @@ export function createPaymentActivities({ provider, cardVault }: PaymentActivity
 }
 
 export type PaymentActivities = ReturnType<typeof createPaymentActivities>;
+
+/** The signed start message's payment, or a non-retryable refusal: nothing is sent for anything else. */
+function trustedOrder(order: InitiationOrder, keys: Keyring): { paymentId: string; request: StoredPaymentRequest } {
+  const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+  const kind = 'kind' in order && order.kind === 'batch-item' ? 'batch-item' : 'payment';
+  const refusal = signatureProblem(keys, order) ?? messageRefusal(order, kind, workflowId);
+  const body = refusal ? undefined : (order as PaymentMessage).body;
+  if (body?.paymentId === workflowId) return body;
+  const failure: Failure = {
+    code: 'untrusted_input',
+    message: `the payment's start message was refused (${refusal ?? 'it names another payment'}); nothing was sent to the provider`,
+  };
+  throw ApplicationFailure.create({
+    type: FailureTypes.untrusted,
+    message: failure.message,
+    nonRetryable: true,
+    details: [failure],
+  });
+}
 
 function initiationFailure(err: unknown): ApplicationFailure {
   if (!(err instanceof ProviderError)) {

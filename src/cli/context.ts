@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ConfigError, parseConfig, temporalSettings } from '../config';
+import { ConfigError, optionalSigningKeys, parseConfig, temporalSettings } from '../config';
 import { connectClient } from '../temporal/client';
 import { Batches } from '../temporal/batches';
 import { Payments } from '../temporal/payments';
 
 /** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
-export const cliSchema = z.object(temporalSettings);
+export const cliSchema = z.object({ ...temporalSettings, ...optionalSigningKeys });
 
 /** The CLI's exit codes, for scripts. */
 export const EXIT = { failed: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5 } as const;
@@ -57,10 +57,10 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
     client,
     write,
     async payments() {
-      return new Payments(await client(), { taskQueue: config.TASK_QUEUE });
+      return new Payments(await client(), { taskQueue: config.TASK_QUEUE, signingKeys: config.SIGNING_KEYS });
     },
     async batches() {
-      return new Batches(await client());
+      return new Batches(await client(), { signingKeys: config.SIGNING_KEYS });
     },
     async close() {
       const opened = await connecting?.catch(() => undefined);

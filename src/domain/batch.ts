@@ -1,4 +1,5 @@
-import type { PaymentTiming } from './payment';
+import type { BatchItemOrder, PaymentTiming } from './payment';
+import type { Signed } from './signed';
 import type { BankCreditRequest } from './requests';
 
 // Plain types (no zod): the workflow bundle imports this module.
@@ -18,11 +19,19 @@ export const ITEM_STAGES = [
   'needs_review',
 ] as const satisfies readonly ItemStage[];
 
-/** One bank credit of a batch, ready to run as its own payment. */
-export interface BatchItem {
+/** One bank credit of a batch, as pages recorded before signed messages hold it. */
+export interface LegacyBatchItem {
   paymentId: string;
   callbackUrl: string;
   request: BankCreditRequest;
+}
+
+/** One bank credit of a batch, signed for its own payment workflow: what a page holds and the batch starts. */
+export type BatchItem = Signed<BatchItemOrder> | LegacyBatchItem;
+
+/** The order inside an item, whichever form the page holds. */
+export function itemOrder(item: BatchItem): { paymentId: string; request: BankCreditRequest } {
+  return 'body' in item ? item.body : item;
 }
 
 /** What the batch workflow is started with; the items themselves wait in page workflows, never in this input. */

@@ -1,4 +1,5 @@
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
+import type { Signed } from './signed';
 
 // Plain types (no zod): the workflow bundle imports this module, and these shapes are built, not parsed.
 
@@ -54,6 +55,9 @@ export type PaymentEventType =
   | 'callback_duplicate'
   | 'callback_contradicting'
   | 'callback_unrecognized'
+  | 'callback_rejected'
+  | 'callback_unconfirmed'
+  | 'callback_confirmed'
   | 'timed_out'
   | 'status_checked'
   | 'needs_review'
@@ -67,6 +71,8 @@ export interface PaymentEvent {
   message?: string;
   status_code?: string;
   outcome?: string;
+  /** How many identical callbacks in a row this event stands for, when more than one (floods are coalesced). */
+  count?: number;
 }
 
 export interface Failure {
@@ -99,12 +105,13 @@ export type CardPaymentRef = Omit<CardPaymentRequest, CardField> & { card: { tok
 /** A payment request as the workflow keeps it: no card data. */
 export type StoredPaymentRequest = MobileMoneyDebitRequest | CardPaymentRef | BankCreditRequest;
 
-/** Everything a payment workflow starts from. */
+/** Everything a payment workflow starts from; the server signs it (kind `payment`) for one workflow id. */
 export interface PaymentInput {
   paymentId: string;
   merchantId: string;
   request: StoredPaymentRequest;
-  callbackUrl: string;
+  /** Only in inputs recorded before callback URLs were derived in the worker (their tokens must not sit in Temporal). */
+  callbackUrl?: string;
   createdAt: string;
   /** Per-type callback wait and reconciliation window, fixed at creation so a config change never alters running payments. */
   timing: PaymentTiming;
@@ -119,6 +126,18 @@ export interface PaymentTiming {
   lateCallbackWindowMs: number;
 }
 
+/** What the server signs for a payout batch item (kind `batch-item`); only its batch may start it. */
+export interface BatchItemOrder {
+  paymentId: string;
+  merchantId: string;
+  batchId: string;
+  request: BankCreditRequest;
+  timing: PaymentTiming;
+}
+
+/** A payment workflow's argument: a signed order, or (histories from before signing) a plain input. */
+export type PaymentMessage = Signed<PaymentInput> | Signed<BatchItemOrder>;
+
 export interface ResolveInput {
   outcome: Outcome;
   note: string;
@@ -127,6 +146,8 @@ export interface ResolveInput {
 
 /** ApplicationFailure types that carry the provider client's classification across the activity boundary. */
 export const FailureTypes = {
+  /** A message or input that the server did not sign for this workflow: refused before anything is sent. */
+  untrusted: 'UntrustedInput',
   rejected: 'ProviderRejected',
   unknown: 'ProviderOutcomeUnknown',
   unreachable: 'ProviderUnreachable',

@@ -12,7 +12,7 @@ import type { Readiness } from '../temporal/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import { registerCodecRoutes } from './codec-routes';
-import type { CallbackTokens } from './callback-token';
+import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
 import { registerHealthRoutes } from './health-routes';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider';
 import type { Payments } from '../temporal/payments';
-import type { CallbackTokens } from './callback-token';
+import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError } from './errors';
 
 export interface CallbackRouteDeps {
@@ -18,6 +18,7 @@ interface CallbackParams {
 
 /** Provider callbacks, in whatever encoding they come, turned into signals to the payment's workflow. */
 export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens, metrics }: CallbackRouteDeps): void {
+  const flood = new CallbackBudget();
   // Each request's reason, counted once its answer is sent (errors included, also those raised before the handler).
   const reasons = new WeakMap<FastifyRequest, CallbackReason>();
   const handler = async (request: FastifyRequest<{ Params: CallbackParams }>) => {
@@ -28,15 +29,24 @@ export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens,
     }
     const callback = parseCallback(callbackFields(request));
     if (!callback) throw new ApiError(400, 'unparseable_callback', 'no transaction status found in the callback');
+    if (!flood.admit(paymentId)) {
+      reasons.set(request, 'rate_limited');
+      throw new ApiError(429, 'too_many_callbacks', 'too many callbacks for this payment; try again later');
+    }
     const outcome = await payments.deliverCallback(paymentId, callback);
     if (outcome === 'unknown') {
       reasons.set(request, 'unknown_payment');
       throw unknownPayment();
     }
-    reasons.set(request, outcome === 'closed' ? 'payment_closed' : 'accepted');
     const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
-    if (outcome === 'closed') request.log.warn(log, 'callback for a payment whose workflow has closed; not recorded');
-    else request.log.info(log, 'callback accepted');
+    if (outcome === 'closed') {
+      // The token lived as long as the payment's late-callback window; past it, nothing more is recorded.
+      reasons.set(request, 'payment_closed');
+      request.log.warn(log, 'callback for a payment whose workflow has closed; its callback URL has expired');
+      throw new ApiError(410, 'callback_expired', 'this payment no longer takes callbacks');
+    }
+    reasons.set(request, 'accepted');
+    request.log.info(log, 'callback accepted');
     return { received: true };
   };
   app.addHook('onResponse', async (request, reply) => {
@@ -44,6 +54,29 @@ export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens,
   });
   app.post('/v1/callbacks/:paymentId/:token', handler);
   app.get('/v1/callbacks/:paymentId/:token', handler);
+}
+
+/** Callbacks one payment may send per minute: far above any provider's retries, far below a flood's. */
+const CALLBACKS_PER_MINUTE = 30;
+
+/**
+ * A per-payment budget of callbacks (a fixed one-minute window), so a flood cannot grow a payment's history; each
+ * accepted callback is still recorded, and repeats are coalesced by the workflow.
+ */
+class CallbackBudget {
+  private window = 0;
+  private counts = new Map<string, number>();
+
+  admit(paymentId: string): boolean {
+    const window = Math.floor(Date.now() / 60_000);
+    if (window !== this.window) {
+      this.window = window;
+      this.counts = new Map();
+    }
+    const count = (this.counts.get(paymentId) ?? 0) + 1;
+    this.counts.set(paymentId, count);
+    return count <= CALLBACKS_PER_MINUTE;
+  }
 }
 
 function reasonOfStatus(status: number): CallbackReason {

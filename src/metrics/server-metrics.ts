@@ -9,6 +9,7 @@ export type CallbackReason =
   | 'bad_token'
   | 'unknown_payment'
   | 'payment_closed'
+  | 'rate_limited'
   | 'unparseable'
   | 'too_large'
   | 'temporal_unavailable'

@@ -19,6 +19,8 @@ import {
 import { PaymentError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
+import type { Keyring } from '../crypto/keyring';
+import { signMessage } from '../crypto/signing';
 
 /** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
 export const BATCH_PAGE_SIZE = 500;
@@ -28,9 +30,14 @@ export interface BatchCreation {
   taskQueue: string;
   fingerprintSecret: string;
   bankCreditTiming: PaymentTiming;
-  callbackUrlFor(paymentId: string): string;
   concurrency: number;
   maxRunEvents: number;
+}
+
+export interface BatchesOptions {
+  /** Signs what starts or controls a batch and each of its items (SIGNING_KEYS); reading does without. */
+  signingKeys?: Keyring;
+  creation?: BatchCreation;
 }
 
 const QUERY_TIMEOUT_MS = 5000;
@@ -39,21 +46,24 @@ const QUERY_TIMEOUT_MS = 5000;
 export class Batches {
   constructor(
     private readonly client: Client,
-    private readonly creation?: BatchCreation,
+    private readonly options: BatchesOptions = {},
   ) {}
 
   /** Starts the batch once per reference; the same body again returns the existing batch. */
   async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
-    if (!this.creation) throw new Error('this Batches instance was made without creation settings');
-    const options = this.creation;
+    const options = this.options.creation;
+    if (!options) throw new Error('this Batches instance was made without creation settings');
+    const keys = this.signingKeys();
     const batchId = batchWorkflowId(merchantId, batch.reference);
     const fingerprint = requestFingerprint(options.fingerprintSecret, `batch:${merchantId}`, batch);
     const existing = await this.existing(batchId, fingerprint);
     if (existing) return { created: false, batch: existing };
 
+    // Each item is signed for its own payment workflow, which only this batch may start.
     const items: BatchItem[] = batch.items.map((request) => {
       const paymentId = batchItemPaymentId(merchantId, batch.reference, request.reference);
-      return { paymentId, callbackUrl: options.callbackUrlFor(paymentId), request };
+      const order = { paymentId, merchantId, batchId, request, timing: options.bankCreditTiming };
+      return signMessage(keys, 'batch-item', paymentId, order);
     });
     // Page ids carry the fingerprint, so pages left by an interrupted attempt with another body are never reused.
     const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
@@ -69,7 +79,7 @@ export class Batches {
       reference: batch.reference,
       createdAt: new Date().toISOString(),
       itemCount: items.length,
-      totalMinor: items.reduce((sum, item) => sum + toMinorUnits(item.request.amount), 0),
+      totalMinor: batch.items.reduce((sum, item) => sum + toMinorUnits(item.amount), 0),
       pageIds,
       pageSize: BATCH_PAGE_SIZE,
       concurrency: options.concurrency,
@@ -81,7 +91,7 @@ export class Batches {
         this.client.workflow.start<typeof payoutBatchWorkflow>(PAYOUT_BATCH_WORKFLOW, {
           workflowId: batchId,
           taskQueue: options.taskQueue,
-          args: [input],
+          args: [signMessage(keys, 'batch', batchId, input)],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: `payout batch ${batch.reference} · ${items.length} bank credits · ${input.totalMinor / 100}`,
@@ -116,7 +126,13 @@ export class Batches {
 
   /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */
   async control(batchId: string, action: BatchAction): Promise<BatchProgress> {
-    return executeUpdate(this.client, batchId, batchControlUpdate, action, 'the batch has already finished');
+    const message = signMessage(this.signingKeys(), 'batch-control', batchId, action);
+    return executeUpdate(this.client, batchId, batchControlUpdate, message, 'the batch has already finished');
+  }
+
+  private signingKeys(): Keyring {
+    if (!this.options.signingKeys) throw new Error('this Batches instance was made without SIGNING_KEYS');
+    return this.options.signingKeys;
   }
 
   private async existing(batchId: string, fingerprint: string): Promise<BatchProgress | undefined> {

@@ -7,6 +7,8 @@ export interface TemporalTarget {
   TEMPORAL_NAMESPACE: string;
   /** Encrypts every payload this client sends and decrypts what it reads. */
   ENCRYPTION_KEYS: Keyring;
+  /** Migration only: plain payloads are read instead of refused. */
+  ACCEPT_UNENCRYPTED_PAYLOADS?: boolean;
 }
 
 /** Connects a Temporal client to the configured cluster and namespace, with the encrypting data converter. */
@@ -15,6 +17,6 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
   return new Client({
     connection,
     namespace: target.TEMPORAL_NAMESPACE,
-    dataConverter: createDataConverter(target.ENCRYPTION_KEYS),
+    dataConverter: createDataConverter(target.ENCRYPTION_KEYS, { acceptUnencrypted: target.ACCEPT_UNENCRYPTED_PAYLOADS }),
   });
 }

@@ -25,6 +25,8 @@ import { PaymentError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 import { cardToken, detachCard } from '../vault/card-data';
+import type { Keyring } from '../crypto/keyring';
+import { signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
 
 export { PaymentError } from './errors';
@@ -32,6 +34,8 @@ export { PaymentError } from './errors';
 export interface PaymentsOptions {
   taskQueue: string;
   queryTimeoutMs?: number;
+  /** Signs what starts, settles or resolves a payment (SIGNING_KEYS); reading and listing do without. */
+  signingKeys?: Keyring;
   /** What creating payments needs; reading, listing and resolving them (the operator CLI) does without. */
   creation?: PaymentCreation;
 }
@@ -40,7 +44,6 @@ export interface PaymentCreation {
   /** Secret that keys the request fingerprints kept to detect a reused reference with another body. */
   fingerprintSecret: string;
   timingFor(type: PaymentType): PaymentTiming;
-  callbackUrlFor(paymentId: string): string;
   initiationWaitMs: number;
   /** Holds card data outside Temporal until the initiation activity takes it. */
   cardVault: CardVault;
@@ -89,7 +92,6 @@ export class Payments {
       paymentId,
       merchantId,
       request: stored,
-      callbackUrl: creation.callbackUrlFor(paymentId),
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
     };
@@ -99,7 +101,7 @@ export class Payments {
         this.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
           workflowId: paymentId,
           taskQueue: this.options.taskQueue,
-          args: [input],
+          args: [signMessage(this.signingKeys(), 'payment', paymentId, input)],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: paymentSummary(request),
@@ -167,14 +169,16 @@ export class Payments {
 
   /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
   async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
-    return executeUpdate(this.client, paymentId, resolveUpdate, resolution, 'the payment is already settled');
+    const message = signMessage(this.signingKeys(), 'resolution', paymentId, resolution);
+    return executeUpdate(this.client, paymentId, resolveUpdate, message, 'the payment is already settled');
   }
 
-  /** Hands a provider callback to the payment's workflow; true when the workflow took it. */
+  /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
+    const message = signMessage(this.signingKeys(), 'callback', paymentId, callback);
     try {
-      await temporalCall(() => handle.signal(callbackSignal, callback));
+      await temporalCall(() => handle.signal(callbackSignal, message));
       return 'accepted';
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -184,6 +188,11 @@ export class Payments {
       });
       return description ? 'closed' : 'unknown';
     }
+  }
+
+  private signingKeys(): Keyring {
+    if (!this.options.signingKeys) throw new Error('this Payments instance was made without SIGNING_KEYS');
+    return this.options.signingKeys;
   }
 
   private async awaitInitiation(

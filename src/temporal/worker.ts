@@ -15,6 +15,10 @@ export interface PaymentWorkerOptions {
   taskQueue: string;
   /** Encrypts every payload the worker sends and decrypts what it reads (ENCRYPTION_KEYS). */
   keyring: Keyring;
+  /** Migration only: payloads written before encryption are let through instead of refused. */
+  acceptUnencrypted?: boolean;
+  /** Logs why a payload was refused (the workflow task then fails and retries until fixed). */
+  onRefused?: (reason: string) => void;
   deps: PaymentActivityDeps;
   /** A prebuilt workflow bundle (tests, production images), bundled with FAILURE_CONVERTER_PATH; built here when absent. */
   workflowBundlePath?: string;
@@ -34,7 +38,12 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
-  const dataConverter = createDataConverter(options.keyring);
+  // Signed messages are verified here, outside the sandbox, before any workflow sees them.
+  const dataConverter = createDataConverter(options.keyring, {
+    verifySignatures: options.deps.signingKeys,
+    acceptUnencrypted: options.acceptUnencrypted,
+    onRefused: options.onRefused,
+  });
   const client = new Client({ connection, namespace: options.namespace, dataConverter });
   const worker = await Worker.create({
     connection,

@@ -7,6 +7,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -15,7 +16,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
+import { itemOrder } from '../domain/batch';
 import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
+import { isSigned, messageRefusal } from '../domain/signed';
+import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentInput } from '../domain/payment';
 import type { BatchCarry } from './batch-state';
@@ -31,6 +35,7 @@ import {
 import { paymentDetails, paymentSummary } from './payment-metadata';
 import { paymentWorkflow } from './payment';
 import { workflowTime } from './time';
+import { SIGNED_MESSAGES, trustedStart } from './trust';
 
 // Reading a page only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
 const { loadBatchItems } = proxyActivities<BatchActivities>({
@@ -47,7 +52,11 @@ interface Page {
  * A payout batch: runs each item as its own payment workflow, at most `concurrency` at a time, and counts how they
  * end. Continues as new before its history grows long, carrying only counters and the items in flight.
  */
-export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry): Promise<BatchProgress> {
+export async function payoutBatchWorkflow(
+  message: Signed<BatchInput> | BatchInput,
+  carry?: BatchCarry,
+): Promise<BatchProgress> {
+  const input = batchInput(message);
   const state = new BatchState(input, carry, workflowTime());
   setHandler(batchProgressQuery, () => state.progress());
   setHandler(itemSettledSignal, (report) => {
@@ -56,14 +65,17 @@ export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry)
   });
   setHandler(
     batchControlUpdate,
-    (action: BatchAction) => {
-      state.apply(action);
+    (control) => {
+      // Validators do not run on replay: an unsigned action here is one recorded before signing.
+      state.apply(isSigned(control) ? (control as Signed<BatchAction>).body : (control as BatchAction));
       publish(state);
       return state.progress();
     },
     {
-      validator: (action: BatchAction) => {
-        const refusal = state.refusal(action);
+      validator: (control) => {
+        const refusal =
+          messageRefusal(control, 'batch-control', input.batchId) ??
+          state.refusal((control as Signed<BatchAction>).body);
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
       },
     },
@@ -74,7 +86,7 @@ export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry)
   while (!state.drained) {
     if (runIsLong(input)) {
       await condition(allHandlersFinished);
-      return await continueAsNew<typeof payoutBatchWorkflow>(input, state.carry());
+      return await continueAsNew<typeof payoutBatchWorkflow>(message, state.carry());
     }
     if (state.nextIndex < input.itemCount && state.status !== 'cancelling') {
       page = await pageHolding(input, state.nextIndex, page);
@@ -98,6 +110,18 @@ export async function payoutBatchWorkflow(input: BatchInput, carry?: BatchCarry)
   return state.progress();
 }
 
+/**
+ * The batch's input from its signed start message; anything else ends the workflow before it starts an item. A run
+ * continued from an earlier one carries the message that run checked (no client can start a continued run).
+ */
+function batchInput(message: Signed<BatchInput> | BatchInput): BatchInput {
+  if (workflowInfo().continuedFromExecutionRunId || !patched(SIGNED_MESSAGES)) {
+    return isSigned(message) ? message.body : message;
+  }
+  const refused = { key: SearchAttributes.batchStatus, value: 'refused' };
+  return trustedStart<BatchInput>(message, 'batch', 'the batch input', refused).body;
+}
+
 function runIsLong(input: BatchInput): boolean {
   const info = workflowInfo();
   return info.historyLength >= input.maxRunEvents || info.continueAsNewSuggested;
@@ -113,32 +137,34 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
 }
 
 async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
+  const { paymentId, request } = itemOrder(item);
   const payment: PaymentInput = {
-    paymentId: item.paymentId,
+    paymentId,
     merchantId: input.merchantId,
-    request: item.request,
-    callbackUrl: item.callbackUrl,
+    request,
     createdAt: workflowTime().toISOString(),
     timing: input.timing,
     batchId: input.batchId,
+    ...('callbackUrl' in item ? { callbackUrl: item.callbackUrl } : {}),
   };
-  state.started(item.paymentId, toMinorUnits(item.request.amount));
+  state.started(paymentId, toMinorUnits(request.amount));
   try {
+    // The item goes as the server signed it; the payment checks that signature and that this batch started it.
     await startChild(paymentWorkflow, {
-      workflowId: item.paymentId,
-      args: [payment],
+      workflowId: paymentId,
+      args: [isSigned(item) ? item : payment],
       // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      staticSummary: paymentSummary(item.request),
-      staticDetails: paymentDetails(input.merchantId, item.request, payment.createdAt),
+      staticSummary: paymentSummary(request),
+      staticDetails: paymentDetails(input.merchantId, request, payment.createdAt),
       typedSearchAttributes: paymentSearchAttributes(payment),
     });
   } catch (err) {
     // Already started means an earlier attempt got there: that payment reports to this batch like any other.
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     // Nothing was sent upstream, so the item has certainly not moved money.
-    state.settled({ paymentId: item.paymentId, status: 'failed' });
+    state.settled({ paymentId, status: 'failed' });
   }
 }
 
@@ -150,7 +176,7 @@ async function referencesFrom(input: BatchInput, index: number): Promise<string[
       pageId(input, p),
     ]);
     const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
-    references.push(...items.slice(from).map((item) => item.request.reference));
+    references.push(...items.slice(from).map((item) => itemOrder(item).request.reference));
     await release(pageId(input, p));
   }
   return references;

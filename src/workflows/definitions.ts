@@ -3,12 +3,14 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
+import type { Signed } from '../domain/signed';
 
 // The one place that names the payment workflow's messages and search attributes for workflow, worker and callers.
 
-export const callbackSignal = defineSignal<[ProviderCallback]>('providerCallback');
+// Callers send signed messages (Signed<…>); the plain forms are what histories recorded before signing hold.
+export const callbackSignal = defineSignal<[Signed<ProviderCallback> | ProviderCallback]>('providerCallback');
 export const paymentQuery = defineQuery<PaymentResource>('payment');
-export const resolveUpdate = defineUpdate<PaymentResource, [ResolveInput]>('resolve');
+export const resolveUpdate = defineUpdate<PaymentResource, [Signed<ResolveInput> | ResolveInput]>('resolve');
 
 export const SearchAttributes = {
   status: defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD),
@@ -22,7 +24,7 @@ export const SearchAttributes = {
 
 export const itemSettledSignal = defineSignal<[ItemSettled]>('batchItemSettled');
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
-export const batchControlUpdate = defineUpdate<BatchProgress, [BatchAction]>('batchControl');
+export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchAction> | BatchAction]>('batchControl');
 export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
 export const releaseItemsSignal = defineSignal('releaseItems');
 

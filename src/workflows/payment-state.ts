@@ -13,7 +13,20 @@ import type {
 } from '../domain/payment';
 import { toMinorUnits } from '../domain/money';
 
-const MAX_EVENTS = 200;
+/** Distinct events of a kind a flood could repeat (callbacks, status checks) recorded at most; repeats are counted. */
+const MAX_REPEATABLE_EVENTS = 200;
+/** Settling, review and resolution events are always recorded; this only bounds a runaway history. */
+const MAX_EVENTS = 1000;
+const EARLY = 'came before the initiation answered; judged once it does';
+const REPEATABLE = new Set<PaymentEvent['type']>([
+  'callback_received',
+  'callback_duplicate',
+  'callback_contradicting',
+  'callback_unrecognized',
+  'callback_rejected',
+  'callback_unconfirmed',
+  'status_checked',
+]);
 
 /**
  * The payment's state machine: every transition of PRODUCT.md's status diagram, and the events that explain it.
@@ -21,6 +34,12 @@ const MAX_EVENTS = 200;
  */
 export class PaymentState {
   readonly resource: PaymentResource;
+  /** Callbacks that came while the initiation was still running: judged once it answers. */
+  private readonly early: ProviderCallback[] = [];
+  /** Callbacks that wait for the status query to confirm them. */
+  private readonly unconfirmed: ProviderCallback[] = [];
+  /** Each distinct repeatable event recorded, by what makes it distinct. */
+  private readonly repeated = new Map<string, PaymentEvent>();
 
   constructor(
     input: PaymentInput,
@@ -57,39 +76,43 @@ export class PaymentState {
     provider.transaction_id ??= ack.transactionId;
     provider.status_code = ack.statusCode;
     provider.message = ack.message;
-    if (ack.redirectUrl && !this.terminal) this.resource.next_action = { type: 'redirect', url: ack.redirectUrl };
     this.record(now, { type: 'initiated', status_code: ack.statusCode, message: ack.message });
     if (this.status === 'initiating') this.setStatus('pending', now);
+    this.reviewEarlyCallbacks(now);
+    if (ack.redirectUrl && !this.terminal) this.resource.next_action = { type: 'redirect', url: ack.redirectUrl };
   }
 
   /** The provider definitely refused the initiation (it processed nothing). */
   initiationRejected(failure: Failure, now: Date): void {
     this.record(now, { type: 'initiation_rejected', status_code: failure.code, message: failure.message });
     this.settle('failed', now, failure);
+    this.early.length = 0;
   }
 
   /** Nobody knows whether the provider acted on the request: never resend, let callbacks or reconciliation tell. */
   initiationUnknown(reason: string, now: Date): void {
     this.record(now, { type: 'initiation_unknown', message: reason });
     if (this.status === 'initiating') this.setStatus('pending', now);
+    // No acknowledged transaction to compare with: callbacks that came early need the status query now.
+    this.unconfirmed.push(...this.early.splice(0));
   }
 
-  /** A provider callback, genuine by its token; it may come in any state, also before the initiation returns. */
+  /**
+   * A provider callback (its URL token and the server's signature are checked before it gets here). It settles the
+   * payment only when it matches what the provider acknowledged: its transaction id, and its amount when it carries
+   * one; a success without an amount, or one that cannot be matched yet, waits for the status query to confirm it.
+   */
   callback(callback: ProviderCallback, now: Date): void {
     const details = { status_code: callback.statusCode ?? undefined, message: callback.message ?? undefined };
-    if (callback.amount !== null && toMinorUnits(callback.amount) !== toMinorUnits(this.resource.amount)) {
-      this.record(now, {
-        type: 'callback_unrecognized',
-        ...details,
-        message: `amount ${callback.amount} does not match the payment's ${this.resource.amount}; ignored`,
-      });
-      return;
-    }
     if (callback.state === 'unknown') {
       this.record(now, { type: 'callback_unrecognized', ...details });
       return;
     }
-    this.resource.provider.transaction_id ??= callback.transactionId;
+    const mismatch = this.mismatch(callback);
+    if (mismatch) {
+      this.record(now, { type: 'callback_rejected', outcome: callback.state, ...details, message: mismatch });
+      return;
+    }
     if (callback.state === 'pending') {
       this.record(now, { type: 'callback_received', outcome: 'pending', ...details });
       return;
@@ -103,11 +126,91 @@ export class PaymentState {
       });
       return;
     }
+    if (this.status === 'initiating') {
+      this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: EARLY });
+      this.early.push(callback);
+      return;
+    }
+    const doubt = this.doubt(callback);
+    if (doubt) {
+      this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: doubt });
+      this.unconfirmed.push(callback);
+      return;
+    }
     this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
-    this.settle(callback.state, now, {
-      code: 'provider_declined',
-      message: callback.message ?? 'declined by the provider',
+    this.settleByCallback(callback, now);
+  }
+
+  /**
+   * A callback as runs recorded before signed messages judged it (their histories must replay the same): amount
+   * checked when present, any transaction id taken. Never used for a callback handled for the first time.
+   */
+  callbackBeforeSigning(callback: ProviderCallback, now: Date): void {
+    const details = { status_code: callback.statusCode ?? undefined, message: callback.message ?? undefined };
+    const mismatch = this.mismatch({ ...callback, transactionId: null });
+    if (mismatch || callback.state === 'unknown') {
+      this.record(now, { type: 'callback_unrecognized', ...details, ...(mismatch ? { message: mismatch } : {}) });
+      return;
+    }
+    this.resource.provider.transaction_id ??= callback.transactionId;
+    if (callback.state === 'pending') {
+      this.record(now, { type: 'callback_received', outcome: 'pending', ...details });
+    } else if (this.terminal) {
+      const same = callback.state === this.status;
+      this.record(now, { type: same ? 'callback_duplicate' : 'callback_contradicting', outcome: callback.state, ...details });
+    } else {
+      this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
+      this.settleByCallback(callback, now);
+    }
+  }
+
+  /** True while a callback waits for the status query to confirm it. */
+  get awaitingConfirmation(): boolean {
+    return !this.terminal && this.unconfirmed.length > 0;
+  }
+
+  /** The next callback to confirm with the status query, taken off the queue. */
+  nextUnconfirmed(): ProviderCallback | undefined {
+    return this.unconfirmed.shift();
+  }
+
+  /**
+   * The status query's answer about a callback that needed confirming: null when no status query is configured or
+   * fits, which confirms nothing but a success whose transaction id matched and that only lacked an amount.
+   */
+  confirmation(callback: ProviderCallback, check: StatusCheck | null | { error: string }, now: Date): void {
+    if (this.terminal) return;
+    const details = { outcome: callback.state, status_code: callback.statusCode ?? undefined };
+    const knownMatch =
+      callback.transactionId !== null && callback.transactionId === this.resource.provider.transaction_id;
+    if (check === null && knownMatch) {
+      this.record(now, { type: 'callback_received', ...details, message: 'no status query is configured to confirm' });
+      this.settleByCallback(callback, now);
+      return;
+    }
+    if (check === null || 'error' in check) {
+      const why = check === null ? 'no status query fits this payment' : `the status query failed: ${check.error}`;
+      this.record(now, { type: 'callback_rejected', ...details, message: `not confirmed (${why}); ignored` });
+      return;
+    }
+    const expected = callback.transactionId ?? this.resource.provider.transaction_id;
+    const sameTransaction = check.transactionId === null || check.transactionId === expected;
+    if (check.state === callback.state && sameTransaction) {
+      this.resource.provider.transaction_id ??= callback.transactionId;
+      this.record(now, { type: 'callback_confirmed', ...details, message: 'the status query says the same' });
+      this.settleByCallback(callback, now);
+      return;
+    }
+    this.record(now, {
+      type: 'callback_rejected',
+      ...details,
+      message: `the status query says ${check.state}${sameTransaction ? '' : ` for transaction ${check.transactionId}`}; ignored`,
     });
+  }
+
+  /** A message that did not come through the front door (unsigned, or signed for something else): recorded only. */
+  refusedMessage(what: string, reason: string, now: Date): void {
+    this.record(now, { type: 'callback_rejected', message: `${what} refused: ${reason}` });
   }
 
   /** No callback came in time: reconciliation starts. */
@@ -155,6 +258,55 @@ export class PaymentState {
     this.settle(input.outcome, now, { code: 'operator_resolved', message: input.note });
   }
 
+  /** Why a callback cannot be this payment's at all: another amount, or another transaction than acknowledged. */
+  private mismatch(callback: ProviderCallback): string | undefined {
+    if (callback.amount !== null && toMinorUnits(callback.amount) !== toMinorUnits(this.resource.amount)) {
+      return `amount ${callback.amount} does not match the payment's ${this.resource.amount}; ignored`;
+    }
+    const known = this.resource.provider.transaction_id;
+    if (known !== null && callback.transactionId !== null && callback.transactionId !== known) {
+      return `transaction ${callback.transactionId} is not the acknowledged ${known}; ignored`;
+    }
+    return undefined;
+  }
+
+  /** Why a matching callback still needs the status query before it may settle the payment. */
+  private doubt(callback: ProviderCallback): string | undefined {
+    if (this.resource.provider.transaction_id === null) return 'no acknowledged transaction to match; checking';
+    if (callback.transactionId === null) return 'no transaction id; checking with the status query';
+    if (callback.state === 'succeeded' && callback.amount === null) return 'success without an amount; checking';
+    return undefined;
+  }
+
+  /** Callbacks that came before the acknowledgement, judged now that it has come. */
+  private reviewEarlyCallbacks(now: Date): void {
+    for (const callback of this.early.splice(0)) {
+      const mismatch = this.mismatch(callback);
+      const details = { outcome: callback.state, status_code: callback.statusCode ?? undefined };
+      if (mismatch) {
+        this.record(now, { type: 'callback_rejected', ...details, message: mismatch });
+      } else if (this.terminal) {
+        this.record(now, {
+          type: callback.state === this.status ? 'callback_duplicate' : 'callback_contradicting',
+          ...details,
+        });
+      } else if (this.doubt(callback)) {
+        this.unconfirmed.push(callback);
+      } else {
+        this.record(now, { type: 'callback_received', ...details, message: 'matches the acknowledgement' });
+        this.settleByCallback(callback, now);
+      }
+    }
+  }
+
+  private settleByCallback(callback: ProviderCallback, now: Date): void {
+    if (callback.state !== 'succeeded' && callback.state !== 'failed') return;
+    this.settle(callback.state, now, {
+      code: 'provider_declined',
+      message: callback.message ?? 'declined by the provider',
+    });
+  }
+
   private settle(outcome: Outcome, now: Date, failure: Failure): void {
     if (this.terminal) return;
     this.resource.failure = outcome === 'failed' ? failure : null;
@@ -170,15 +322,29 @@ export class PaymentState {
   }
 
   private record(now: Date, event: Omit<PaymentEvent, 'at'>): void {
-    const events = this.resource.events;
-    if (events.length >= MAX_EVENTS) return;
     const clean = Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as Omit<
       PaymentEvent,
       'at'
     >;
-    events.push({ at: now.toISOString(), ...clean });
     this.resource.updated_at = now.toISOString();
+    if (REPEATABLE.has(clean.type)) {
+      // A flood of callbacks becomes one event per distinct callback, with a count: it cannot push real events out.
+      const key = [clean.type, clean.outcome, clean.status_code, clean.message].join('|');
+      const earlier = this.repeated.get(key);
+      if (earlier) {
+        earlier.count = (earlier.count ?? 1) + 1;
+        return;
+      }
+      if (this.repeated.size >= MAX_REPEATABLE_EVENTS) return;
+      const entry: PaymentEvent = { at: now.toISOString(), ...clean };
+      this.repeated.set(key, entry);
+      this.resource.events.push(entry);
+      return;
+    }
+    if (this.resource.events.length < MAX_EVENTS) this.resource.events.push({ at: now.toISOString(), ...clean });
   }
+
+
 }
 
 /**

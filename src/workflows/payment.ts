@@ -4,21 +4,35 @@ import {
   allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
-import type { PaymentActivities } from '../activities/payment-activities';
+import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
 import { FailureTypes, isTerminal } from '../domain/payment';
-import type { Failure, Outcome, PaymentInput, PaymentResource, ResolveInput } from '../domain/payment';
+import type {
+  BatchItemOrder,
+  Failure,
+  Outcome,
+  PaymentInput,
+  PaymentMessage,
+  PaymentResource,
+  ProviderCallback,
+  ResolveInput,
+} from '../domain/payment';
+import { isSigned, messageRefusal } from '../domain/signed';
+import type { Signed } from '../domain/signed';
 import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
 import { currentDetails } from './payment-details';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
+import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
 // which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
@@ -41,8 +55,13 @@ const ACTIVITY_SUMMARY = {
   bank_credit: 'initiate bank credit',
 } as const;
 
-/** One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. */
-export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResource> {
+/**
+ * One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. It acts only on
+ * what the server signed for it: its start message, callbacks and resolutions (see trust.ts).
+ */
+export async function paymentWorkflow(message: PaymentMessage | PaymentInput): Promise<PaymentResource> {
+  const signedRun = patched(SIGNED_MESSAGES);
+  const input = signedRun ? trustedInput(message) : (message as PaymentInput);
   const { paymentId, request } = input;
   paymentStarted(paymentId, request.type);
   const reports: Promise<void>[] = [];
@@ -54,38 +73,102 @@ export async function paymentWorkflow(input: PaymentInput): Promise<PaymentResou
     }
   });
   setHandler(paymentQuery, () => state.resource);
-  setHandler(callbackSignal, (callback) => state.callback(callback, workflowTime()));
+  setHandler(callbackSignal, (callback) => {
+    // A callback handled for the first time now must be signed; those in older histories replay as they ran.
+    if (!patched(SIGNED_MESSAGES)) return state.callbackBeforeSigning(callback as ProviderCallback, workflowTime());
+    const refusal = messageRefusal(callback, 'callback', paymentId);
+    if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
+    state.callback((callback as unknown as Signed<ProviderCallback>).body, workflowTime());
+  });
   setHandler(
     resolveUpdate,
     (resolution) => {
-      state.resolve(resolution, workflowTime());
+      // Validators do not run on replay: an unsigned resolution here is one recorded before signing.
+      state.resolve(isSigned(resolution) ? (resolution as Signed<ResolveInput>).body : resolution, workflowTime());
       return state.resource;
     },
     {
-      validator: (_resolution: ResolveInput) => {
-        const refusal = state.resolveRefusal();
+      validator: (resolution) => {
+        const refusal = messageRefusal(resolution, 'resolution', paymentId) ?? state.resolveRefusal();
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotResolvable');
       },
     },
   );
 
-  await initiate(state, input);
+  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input);
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
-  const callbackWait = { summary: `wait for callback (${formatDuration(callbackTimeoutMs)})` };
-  if (!state.terminal && !(await condition(() => state.terminal, callbackTimeoutMs, callbackWait))) {
+  const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
+  if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
     state.timedOut(callbackTimeoutMs, workflowTime());
     await reconcile(state, input);
     reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
   }
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());
-    await condition(() => state.terminal);
+    await waitForOutcome(state, input, undefined, 'wait for an operator');
   }
   // The first outcome is final, but a provider may still call back; stay a while to record what it says.
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
   await Promise.all(reports);
   await condition(allHandlersFinished);
   return state.resource;
+}
+
+/** The payment's input from its signed start message; anything else ends the workflow before it sends anything. */
+function trustedInput(message: unknown): PaymentInput {
+  const info = workflowInfo();
+  const refused = { key: SearchAttributes.status, value: 'failed' };
+  if (isSigned(message) && message.kind === 'batch-item') {
+    const order = trustedStart<BatchItemOrder>(message, 'batch-item', 'the payment input', refused).body;
+    // Only the batch it was signed for may start an item: a copy started from outside has no parent.
+    if (!order.batchId || info.parent?.workflowId !== order.batchId) {
+      upsertSearchAttributes([refused]);
+      throw untrusted('the payment input', `it is an item of ${order.batchId}, which did not start it`);
+    }
+    const { batchId, merchantId, paymentId, request, timing } = order;
+    return { paymentId, merchantId, request, timing, batchId, createdAt: info.startTime.toISOString() };
+  }
+  return trustedStart<PaymentInput>(message, 'payment', 'the payment input', refused).body;
+}
+
+/**
+ * Waits until the payment has an outcome or the deadline passes (false), confirming callbacks with the status query
+ * as they need it. Without a deadline it waits for as long as it takes (an operator).
+ */
+async function waitForOutcome(
+  state: PaymentState,
+  input: PaymentInput,
+  deadline: number | undefined,
+  summary: string,
+): Promise<boolean> {
+  for (;;) {
+    if (state.terminal) return true;
+    const callback = state.awaitingConfirmation ? state.nextUnconfirmed() : undefined;
+    if (callback) {
+      await confirm(state, input, callback);
+      continue;
+    }
+    const woken = () => state.terminal || state.awaitingConfirmation;
+    if (deadline === undefined) {
+      await condition(woken);
+      continue;
+    }
+    const remaining = deadline - workflowTime().getTime();
+    if (remaining <= 0 || !(await condition(woken, remaining, { summary }))) return false;
+  }
+}
+
+async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
+  const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
+  try {
+    const check = await checkPaymentStatus.executeWithOptions({ summary: 'confirm callback' }, [
+      { paymentId: input.paymentId, type: input.request.type, transactionId },
+    ]);
+    state.confirmation(callback, check, workflowTime());
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    state.confirmation(callback, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());
+  }
 }
 
 async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | Outcome): Promise<void> {
@@ -101,17 +184,21 @@ function publishStatus(state: PaymentState): void {
   setCurrentDetails(currentDetails(state.resource));
 }
 
-async function initiate(state: PaymentState, input: PaymentInput): Promise<void> {
+/** What runs recorded before signing handed the initiation (the activity now refuses it: nothing signed it). */
+function legacyOrder(input: PaymentInput): InitiationOrder {
+  return { paymentId: input.paymentId, request: input.request, callbackUrl: input.callbackUrl ?? '' };
+}
+
+/** `order` is what the activity checks before it sends anything: the signed start message. */
+async function initiate(state: PaymentState, order: InitiationOrder, input: PaymentInput): Promise<void> {
   try {
-    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [
-      { paymentId: input.paymentId, request: input.request, callbackUrl: input.callbackUrl },
-    ]);
+    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [order]);
     state.initiated(ack, workflowTime());
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
-    if (type === FailureTypes.rejected && failure) {
+    if ((type === FailureTypes.rejected || type === FailureTypes.untrusted) && failure) {
       state.initiationRejected(failure, workflowTime());
     } else if (type === FailureTypes.unreachable) {
       state.initiationRejected(

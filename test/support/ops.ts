@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { TEST_ENCRYPTION_KEYS, testEnvironment } from './stack';
+import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './stack';
 
 export interface Run {
   code: number | null;
@@ -19,6 +19,7 @@ export function ops(args: string[], env: Record<string, string> = {}): Promise<R
         ...process.env,
         TEMPORAL_ADDRESS: testEnvironment().address,
         ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        SIGNING_KEYS: TEST_SIGNING_KEYS,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,9 @@
 import { request } from 'undici';
-import { WORKFLOW_BUNDLE, parseConfig, providerConfig, serverSchema, workerSchema } from '../../src/config';
+import { WORKFLOW_BUNDLE, parseConfig, providerConfig, publicBaseUrl, serverSchema, workerSchema } from '../../src/config';
+import type { WorkerConfig } from '../../src/config';
+import type { PaymentActivityDeps } from '../../src/activities/payment-activities';
+import { CallbackTokens } from '../../src/crypto/callback-tokens';
+import type { ProviderClient } from '../../src/provider';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
 import { createProviderClient } from '../../src/provider';
 import { createSandbox } from '../../src/sandbox/app';
@@ -22,6 +26,9 @@ export const ROTATION_OLD_KEY = `old:${Buffer.alloc(32, 11).toString('base64')}`
 export const ROTATION_NEW_KEY = `new:${Buffer.alloc(32, 22).toString('base64')}`;
 /** Every test process's keyring: its own key encrypts; the rotation test's keys decrypt (one shared namespace). */
 export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')},${ROTATION_OLD_KEY},${ROTATION_NEW_KEY}`;
+/** SIGNING_KEYS of every test process: the server signs with them, the worker verifies. */
+export const TEST_SIGNING_KEYS = `sign-1:${Buffer.alloc(32, 9).toString('base64')}`;
+export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
 
 /** Address of the dev server and the vault's URL that `npm test` prepared, and the workflow bundle it built. */
 export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
@@ -76,6 +83,16 @@ export interface Stack {
 
 let stackCount = 0;
 
+/** The payment activities' dependencies for a worker with this configuration. */
+export function workerDeps(config: WorkerConfig, provider: ProviderClient, cardVault: CardVault): PaymentActivityDeps {
+  return {
+    provider,
+    cardVault,
+    signingKeys: config.SIGNING_KEYS,
+    callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
+  };
+}
+
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { address, bundlePath, vaultUrl } = testEnvironment();
@@ -95,6 +112,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const port = await freePort();
   const workerEnv: Record<string, string> = {
     TEMPORAL_ADDRESS: address,
+    SIGNING_KEYS: TEST_SIGNING_KEYS,
+    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     TASK_QUEUE: taskQueue,
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: SANDBOX_TOKEN,
@@ -119,7 +139,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PROVIDER_TOKEN: SANDBOX_TOKEN,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
-    CALLBACK_SECRET: 'test-callback-secret-0123456789abcdef',
+    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    SIGNING_KEYS: TEST_SIGNING_KEYS,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
     CALLBACK_TIMEOUT_CARD: '3s',
     CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
@@ -147,7 +169,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       taskQueue,
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
-      deps: { provider, cardVault },
+      deps: workerDeps(workerConfig, provider, cardVault),
     });
     workerRun = worker.run();
   }

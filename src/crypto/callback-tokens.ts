@@ -1,0 +1,31 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Per-payment callback tokens: an HMAC of the payment id (CALLBACK_SECRET), so a callback URL cannot be guessed or
+ * reused for another payment. The URL is derived where it is needed (the initiation, the callback route) and never
+ * stored in Temporal; a token stops working once its payment's workflow has closed.
+ */
+export class CallbackTokens {
+  constructor(
+    private readonly secret: string,
+    /** Where the provider reaches the server (PUBLIC_BASE_URL). */
+    private readonly publicBaseUrl?: string,
+  ) {}
+
+  /** The token that goes into a payment's callback URL. */
+  tokenFor(paymentId: string): string {
+    return createHmac('sha256', this.secret).update(`callback:${paymentId}`).digest('base64url');
+  }
+
+  /** The callback URL handed to the provider for this payment. */
+  urlFor(paymentId: string): string {
+    if (!this.publicBaseUrl) throw new Error('callback URLs need PUBLIC_BASE_URL');
+    return `${this.publicBaseUrl}/v1/callbacks/${encodeURIComponent(paymentId)}/${this.tokenFor(paymentId)}`;
+  }
+
+  /** True when the token was issued for this payment (constant time, whatever the length presented). */
+  verify(paymentId: string, token: string): boolean {
+    const digest = (text: string) => createHash('sha256').update(text).digest();
+    return timingSafeEqual(digest(this.tokenFor(paymentId)), digest(token));
+  }
+}
