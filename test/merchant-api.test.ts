@@ -157,7 +157,9 @@ describe('merchant API', () => {
     });
     assert.equal(form.statusCode, 200);
     await form.body.dump();
-    const viaGet = await request(`${callbackUrl}?status=1&message=paid&amount=250`);
+    // It settles the payment only because it names the acknowledged transaction and the amount.
+    const transaction = pending.provider.transaction_id;
+    const viaGet = await request(`${callbackUrl}?status=1&message=paid&amount=250&transaction_id=${transaction}`);
     assert.equal(viaGet.statusCode, 200);
     await viaGet.body.dump();
     const payment = await stack.waitForStatus(pending.id, ['succeeded']);
