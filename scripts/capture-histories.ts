@@ -1,0 +1,404 @@
+// `npm run histories:capture` (after `npm run build`): runs every kind of payment and payout batch through an
+// in-process stack on a private dev server and records their workflow histories in test/histories, where
+// test/replay.test.ts replays them against the workflow code of the day. Payloads stay encrypted with the test keys.
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { format, resolveConfig } from 'prettier';
+import { request } from 'undici';
+import { WORKFLOW_BUNDLE } from '../src/config';
+import { createLogger } from '../src/logging';
+import { parseKeyring } from '../src/crypto/keyring';
+import type { BatchInput, BatchProgress } from '../src/domain/batch';
+import type { PaymentStatus } from '../src/domain/payment';
+import { PAYMENT_TYPES } from '../src/domain/requests';
+import type { PaymentType } from '../src/domain/requests';
+import { SUCCESS_MESSAGE, scenarioFor } from '../src/sandbox/scenarios';
+import { EncryptionCodec } from '../src/temporal/codec';
+import { createDataConverter } from '../src/temporal/data-converter';
+import { startDevServer } from '../src/temporal/dev-server';
+import { startRedisServer } from '../src/vault/redis-server';
+import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/workflows/definitions';
+import { freePort } from '../test/support/free-port';
+import { paymentRequest } from '../test/support/requests';
+import { installTestRuntime } from '../test/support/runtime';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack } from '../test/support/stack';
+import type { ApiResponse, Stack } from '../test/support/stack';
+
+type History = temporal.api.history.v1.IHistory;
+
+// The SDK's historyToJSON fails here ("type must be a Type"): npm nests one protobufjs under @temporalio/common and
+// another under @temporalio/proto. The proto JSON extension of the copy @temporalio/proto loads writes the same format.
+const protojson = createRequire(require.resolve('@temporalio/proto'))('protobufjs/ext/protojson') as {
+  toJson(type: object, message: object): unknown;
+};
+
+const root = resolve(__dirname, '..');
+const HISTORIES = join(root, 'test', 'histories');
+const MERCHANT = 'acme';
+const SCENARIOS = ['00', '11', '22', '33', '44', '55', '66', '77', '88', '99'];
+const SETTLE_MS = 90_000;
+
+/** Timings that settle a payment within seconds, and a batch that continues as new after a few dozen items. */
+const SHORT_TIMING = {
+  CALLBACK_TIMEOUT_MOBILE_MONEY: '2s',
+  CALLBACK_TIMEOUT_CARD: '2s',
+  CALLBACK_TIMEOUT_BANK_CREDIT: '2s',
+  RECONCILE_FOR: '3s',
+  RECONCILE_INTERVAL: '500ms',
+  LATE_CALLBACK_WINDOW: '3s',
+  BATCH_CONCURRENCY: '4',
+  BATCH_RUN_MAX_EVENTS: '500',
+};
+/** Timings that keep workflows open past the capture, as an upgrade finds them (cards reconcile at once). */
+const LONG_TIMING = {
+  CALLBACK_TIMEOUT_MOBILE_MONEY: '1h',
+  CALLBACK_TIMEOUT_CARD: '2s',
+  CALLBACK_TIMEOUT_BANK_CREDIT: '1h',
+  RECONCILE_FOR: '1h',
+  RECONCILE_INTERVAL: '30m',
+  LATE_CALLBACK_WINDOW: '1h',
+  BATCH_CONCURRENCY: '2',
+};
+const PAYROLL_ITEMS = 120;
+const PAYROLL_SCENARIOS = ['00', '00', '11', '00', '88', '22'];
+const PAYROLL_REVIEW_ITEM = 3;
+
+interface Capture {
+  workflowId: string;
+  /** Closed at capture (awaited); otherwise recorded while it waits. */
+  finished: boolean;
+  /** A payout batch: its item pages are captured too. */
+  batch?: boolean;
+}
+
+/** The label in every workflow id of this capture: the commit of the workflow code, `-dirty` when src/ has changes. */
+function captureTag(): string {
+  const flag = process.argv.indexOf('--tag');
+  if (flag >= 0) return process.argv[flag + 1] ?? '';
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const dirty = git('status', '--porcelain', '--', 'src') !== '';
+  return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  if (!existsSync(WORKFLOW_BUNDLE)) throw new Error('the workflow bundle is not built: run `npm run build` first');
+  const tag = captureTag();
+  if (!/^[A-Za-z0-9-]{1,20}$/.test(tag)) throw new Error(`--tag: "${tag}" is not 1-20 letters, digits or dashes`);
+  mkdirSync(HISTORIES, { recursive: true });
+  if (readdirSync(HISTORIES).some((file) => file.includes(`-${tag}.`))) {
+    throw new Error(`test/histories already holds histories tagged ${tag}; commit the workflow change or pass --tag`);
+  }
+
+  log(`capturing histories tagged ${tag}: starting a Temporal dev server and redis-server…`);
+  const [devServer, redis] = await Promise.all([
+    freePort().then((port) => startDevServer({ port, namespace: 'default' })),
+    freePort().then((port) => startRedisServer(port)),
+  ]);
+  process.env.TEST_TEMPORAL_ADDRESS = devServer.address;
+  process.env.TEST_VAULT_URL = redis.url;
+  const stacks: Stack[] = [];
+  let connection: Connection | undefined;
+  try {
+    // The worker's activity failures (scenarios 44, 88) are expected here: log only errors.
+    await installTestRuntime(createLogger('worker', 'error', false));
+    connection = await Connection.connect({ address: devServer.address });
+    const short = await startStack({ sandbox: { slowResponseMs: 1500 }, env: SHORT_TIMING });
+    stacks.push(short);
+    // A second server on the same task queue and worker, whose payments and batches outlive the capture.
+    const long = await startStack({ withoutWorker: true, taskQueue: short.taskQueue, env: LONG_TIMING });
+    stacks.push(long);
+    const captures = (
+      await Promise.all([
+        settledPayments(short, tag),
+        lateCallbackInReview(short, tag),
+        payrollBatch(short, tag),
+        cancelledBatch(short, tag),
+        runningPayments(short, long, tag),
+        runningBatch(long, tag),
+      ])
+    ).flat();
+    const client = new Client({ connection, dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)) });
+    const pages = await Promise.all(
+      captures
+        .filter((capture) => capture.batch)
+        .map(async ({ workflowId, finished }) =>
+          (await pagesOf(client, workflowId)).map((id) => ({ workflowId: id, finished })),
+        ),
+    );
+    const files: string[] = [];
+    for (const capture of [...captures, ...pages.flat()]) files.push(...(await save(client, capture)));
+    const payroll = files.filter((file) => file.startsWith(`${batchWorkflowId(MERCHANT, `${tag}.payroll`)}@`));
+    if (payroll.length < 2) throw new Error('the payroll batch did not continue as new: raise PAYROLL_ITEMS');
+    const bytes = files.reduce((sum, file) => sum + statSync(join(HISTORIES, file)).size, 0);
+    const corpus = readdirSync(HISTORIES).reduce((sum, file) => sum + statSync(join(HISTORIES, file)).size, 0);
+    log(
+      `wrote ${files.length} histories (${mb(bytes)}; test/histories holds ${mb(corpus)}) ` +
+        `in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
+  } finally {
+    for (const stack of stacks.reverse()) await stack.close();
+    await connection?.close();
+    await Promise.all([devServer.stop(), redis.stop()]);
+  }
+}
+
+/** Every sandbox scenario of every payment type, to the end; review cases resolved by an operator. */
+async function settledPayments(stack: Stack, tag: string): Promise<Capture[]> {
+  const runs = PAYMENT_TYPES.flatMap((type) =>
+    SCENARIOS.map(async (digits) => {
+      const review = digits === '33' || digits === '44';
+      const id = await createPayment(
+        stack,
+        type,
+        digits,
+        `${tag}.${type}.${scenarioLabel(digits)}${review ? '-resolved' : ''}`,
+      );
+      if (review) {
+        await stack.waitForStatus(id, ['needs_review'], SETTLE_MS);
+        const outcome = digits === '33' ? 'succeeded' : 'failed';
+        await resolvePayment(stack, id, outcome);
+      }
+      return { workflowId: id, finished: true };
+    }),
+  );
+  return Promise.all(runs);
+}
+
+/** A bank credit in review settled by the provider's genuine callback arriving late. */
+async function lateCallbackInReview(stack: Stack, tag: string): Promise<Capture[]> {
+  const id = await createPayment(stack, 'bank_credit', '33', `${tag}.bank_credit.33-silent_pending-late-callback`);
+  await stack.waitForStatus(id, ['needs_review'], SETTLE_MS);
+  const [transaction] = await stack
+    .sandboxGet<{ transaction_id: number; reference: string; amount: number; callback_url: string }[]>(
+      '/sandbox/transactions',
+    )
+    .then((all) => all.filter((t) => t.callback_url.includes(encodeURIComponent(id))));
+  if (!transaction) throw new Error(`the sandbox holds no transaction of ${id}`);
+  const { transaction_id, reference, amount } = transaction;
+  const response = await request(transaction.callback_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ transaction_id, reference, amount, status: '1', message: SUCCESS_MESSAGE }),
+  });
+  await response.body.dump();
+  if (response.statusCode !== 200) throw new Error(`the late callback of ${id} answered ${response.statusCode}`);
+  await stack.waitForStatus(id, ['succeeded'], SETTLE_MS);
+  return [{ workflowId: id, finished: true }];
+}
+
+/** A batch long enough to continue as new, paused and resumed on the way; an item in review resolved afterwards. */
+async function payrollBatch(stack: Stack, tag: string): Promise<Capture[]> {
+  const reference = `${tag}.payroll`;
+  const scenarios = Array.from({ length: PAYROLL_ITEMS }, (_, i) =>
+    i === PAYROLL_REVIEW_ITEM ? '33' : (PAYROLL_SCENARIOS[i % PAYROLL_SCENARIOS.length] ?? '00'),
+  );
+  const batchId = await createBatch(stack, reference, scenarios);
+  await waitForBatch(stack, batchId, (b) => b.items.succeeded.count >= 20);
+  await controlBatch(stack, batchId, 'pause');
+  await new Promise((r) => setTimeout(r, 1000));
+  await controlBatch(stack, batchId, 'resume');
+  const done = await waitForBatch(stack, batchId, (b) => b.status === 'completed', 180_000);
+  const reviewed = itemId(reference, PAYROLL_REVIEW_ITEM);
+  if (!done.needs_review.includes(reviewed)) {
+    throw new Error(`${reviewed} is not in review: ${done.needs_review.join()}`);
+  }
+  await resolvePayment(stack, reviewed, 'failed');
+  // The first item of each scenario, each a child of the batch that reports to it.
+  const firsts = [...new Set(scenarios)].map((digits) => itemId(reference, scenarios.indexOf(digits)));
+  return [
+    { workflowId: batchId, finished: true, batch: true },
+    ...firsts.filter((id) => id !== reviewed).map((workflowId) => ({ workflowId, finished: true })),
+    { workflowId: reviewed, finished: true },
+  ];
+}
+
+/** A batch cancelled while its first items are in flight: the rest are listed as never started. */
+async function cancelledBatch(stack: Stack, tag: string): Promise<Capture[]> {
+  const reference = `${tag}.cancelled`;
+  const batchId = await createBatch(stack, reference, Array<string>(10).fill('22'));
+  await waitForBatch(stack, batchId, (b) => b.items.in_flight.count > 0);
+  await controlBatch(stack, batchId, 'cancel');
+  const done = await waitForBatch(stack, batchId, (b) => b.status === 'cancelled', SETTLE_MS);
+  if (!done.not_started?.length) throw new Error(`${batchId} started every item before the cancel`);
+  return [
+    { workflowId: batchId, finished: true, batch: true },
+    { workflowId: itemId(reference, 0), finished: true },
+  ];
+}
+
+/** Payments still open at capture: awaiting a callback, reconciling, in review, recording late callbacks. */
+async function runningPayments(short: Stack, long: Stack, tag: string): Promise<Capture[]> {
+  const base = `${tag}.running`;
+  const waiting = await createPayment(long, 'mobile_money_debit', '33', `${base}.mobile_money_debit.awaiting-callback`);
+  const reconciling = await createPayment(long, 'card_payment', '33', `${base}.card_payment.reconciling`);
+  const lateWindow = await createPayment(long, 'mobile_money_debit', '66', `${base}.mobile_money_debit.late-window`);
+  const review = await createPayment(short, 'bank_credit', '33', `${base}.bank_credit.needs-review`);
+  await long.waitForStatus(waiting, ['pending'], SETTLE_MS);
+  await waitForEvents(long, reconciling, ['status_checked']);
+  await waitForEvents(long, lateWindow, ['callback_duplicate']);
+  await short.waitForStatus(review, ['needs_review'], SETTLE_MS);
+  return [waiting, reconciling, lateWindow, review].map((workflowId) => ({ workflowId, finished: false }));
+}
+
+/** A batch mid-way: two items in flight awaiting callbacks, the others not started, its page still open. */
+async function runningBatch(long: Stack, tag: string): Promise<Capture[]> {
+  const reference = `${tag}.running-batch`;
+  const batchId = await createBatch(long, reference, Array<string>(5).fill('33'));
+  await waitForBatch(long, batchId, (b) => b.items.in_flight.count === 2);
+  await long.waitForStatus(itemId(reference, 0), ['pending'], SETTLE_MS);
+  await long.waitForStatus(itemId(reference, 1), ['pending'], SETTLE_MS);
+  return [
+    { workflowId: batchId, finished: false, batch: true },
+    { workflowId: itemId(reference, 0), finished: false },
+  ];
+}
+
+async function createPayment(stack: Stack, type: PaymentType, digits: string, reference: string): Promise<string> {
+  if (reference.length > 64) throw new Error(`reference ${reference} is longer than 64 characters`);
+  expect(await stack.api('POST', '/v1/payments', paymentRequest(type, digits, reference)), 201, reference);
+  return paymentWorkflowId(MERCHANT, reference);
+}
+
+async function resolvePayment(stack: Stack, id: string, outcome: 'succeeded' | 'failed'): Promise<void> {
+  const body = { outcome, note: `replay corpus: resolved ${outcome}` };
+  expect(await stack.api('POST', `/v1/payments/${encodeURIComponent(id)}/resolve`, body, OPERATOR_KEY), 200, id);
+}
+
+async function createBatch(stack: Stack, reference: string, scenarios: string[]): Promise<string> {
+  const items = scenarios.map((digits, i) => ({
+    reference: itemReference(i),
+    amount: 10 + (i % 7),
+    customer_name: 'Kofi Boateng',
+    bank_code: 'GH030100',
+    account_number: `1234${String(i).padStart(4, '0')}${digits}`,
+  }));
+  expect(await stack.api('POST', '/v1/payout-batches', { reference, items }), 201, reference);
+  return batchWorkflowId(MERCHANT, reference);
+}
+
+async function controlBatch(stack: Stack, batchId: string, action: 'pause' | 'resume' | 'cancel'): Promise<void> {
+  expect(await stack.api('POST', `/v1/payout-batches/${batchId}/${action}`, undefined, OPERATOR_KEY), 200, action);
+}
+
+async function waitForBatch(
+  stack: Stack,
+  batchId: string,
+  done: (batch: BatchProgress) => boolean,
+  timeoutMs = SETTLE_MS,
+): Promise<BatchProgress> {
+  const deadline = Date.now() + timeoutMs;
+  let last: BatchProgress | undefined;
+  while (Date.now() < deadline) {
+    const response = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batchId}`, undefined, OPERATOR_KEY);
+    if (response.status === 200) {
+      last = response.body;
+      if (done(last)) return last;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`batch ${batchId} did not get there in time; last: ${JSON.stringify(last)}`);
+}
+
+async function waitForEvents(stack: Stack, id: string, types: string[]): Promise<void> {
+  const statuses: PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review', 'succeeded', 'failed'];
+  const deadline = Date.now() + SETTLE_MS;
+  while (Date.now() < deadline) {
+    const payment = await stack.waitForStatus(id, statuses);
+    if (types.every((type) => payment.events.some((e) => e.type === type))) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`payment ${id} recorded no ${types.join(', ')} in time`);
+}
+
+/** The item page workflows of a batch, named in its first run's input. */
+async function pagesOf(client: Client, batchId: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(batchId).fetchHistory();
+  const firstRunId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId ?? undefined;
+  const first = firstRunId ? await client.workflow.getHandle(batchId, firstRunId).fetchHistory() : history;
+  const payloads = first.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const [payload] = await new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS)).decode(payloads);
+  if (!payload) throw new Error(`${batchId} started without input`);
+  return defaultPayloadConverter.fromPayload<BatchInput>(payload).pageIds;
+}
+
+function expect(response: ApiResponse, status: number, what: string): void {
+  if (response.status !== status) {
+    throw new Error(`${what}: expected HTTP ${status}, got ${response.status}: ${JSON.stringify(response.body)}`);
+  }
+}
+
+function itemReference(index: number): string {
+  return `item-${String(index + 1).padStart(5, '0')}`;
+}
+
+function itemId(batchReference: string, index: number): string {
+  return batchItemPaymentId(MERCHANT, batchReference, itemReference(index));
+}
+
+function scenarioLabel(digits: string): string {
+  return `${digits}-${scenarioFor(digits)}`;
+}
+
+/** Writes every run of one workflow: `<workflow id>.json`, or `<workflow id>@run-<n>.json` once it continued as new. */
+async function save(client: Client, capture: Capture): Promise<string[]> {
+  const handle = client.workflow.getHandle(capture.workflowId);
+  if (capture.finished) await handle.result();
+  const latest = await idleHistory(client, capture.workflowId);
+  const firstRunId = latest.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId;
+  const runs: History[] = [];
+  for (let runId = firstRunId ?? undefined; runId;) {
+    const history = await idleHistory(client, capture.workflowId, runId);
+    runs.push(history);
+    runId = history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  const options = await resolveConfig(join(HISTORIES, 'x.json'));
+  return Promise.all(
+    runs.map(async (history, n) => {
+      const file = runs.length === 1 ? `${capture.workflowId}.json` : `${capture.workflowId}@run-${n + 1}.json`;
+      const json = JSON.stringify(protojson.toJson(temporal.api.history.v1.History, history));
+      writeFileSync(join(HISTORIES, file), await format(json, { ...options, parser: 'json' }));
+      return file;
+    }),
+  );
+}
+
+const { EventType } = temporal.api.enums.v1;
+const TASK_EVENTS = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+]);
+
+/** A run's history once no workflow task is pending, so that the replayer meets it as a worker would. */
+async function idleHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const tasks = (history.events ?? []).filter((e) => e.eventType && TASK_EVENTS.has(e.eventType));
+    const lastTask = tasks[tasks.length - 1];
+    if (!lastTask || lastTask.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return history;
+    if (Date.now() > deadline) throw new Error(`${workflowId} kept a workflow task pending for 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(2)} MB`;
+}
+
+function log(line: string): void {
+  process.stdout.write(`[histories] ${line}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[histories] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
