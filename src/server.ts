@@ -87,7 +87,10 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     metrics,
     readiness,
     // Operators look at whatever a history holds, plain payloads refused by the worker included.
-    codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS, { acceptUnencrypted: true }), corsOrigins: config.CODEC_CORS_ORIGINS },
+    codec: {
+      codec: new EncryptionCodec(config.ENCRYPTION_KEYS, { acceptUnencrypted: true }),
+      corsOrigins: config.CODEC_CORS_ORIGINS,
+    },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);

@@ -23,7 +23,13 @@ interface LocalSecrets {
 }
 
 /** Settings `npm start` generates outside production; in production each must be set. */
-const GENERATED = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'ENCRYPTION_KEYS', 'SIGNING_KEYS'] as const;
+const GENERATED = [
+  'MERCHANT_API_KEYS',
+  'OPERATOR_API_KEYS',
+  'CALLBACK_SECRET',
+  'ENCRYPTION_KEYS',
+  'SIGNING_KEYS',
+] as const;
 
 function log(message: string): void {
   process.stdout.write(`[start] ${message}\n`);

@@ -5,6 +5,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { createClient } from 'redis';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { PaymentInput } from '../src/domain/payment';
+import type { Signed } from '../src/domain/signed';
 import { createProviderClient } from '../src/provider';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { createPaymentWorker } from '../src/temporal/worker';
@@ -36,7 +37,7 @@ describe('card vault', () => {
     const sealed = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     assert.ok(sealed);
     const [payload] = await new EncryptionCodec(keyring).decode([sealed]);
-    const input = defaultPayloadConverter.fromPayload<PaymentInput>(payload!);
+    const input = defaultPayloadConverter.fromPayload<Signed<PaymentInput>>(payload!).body;
     assert.ok(input.request.type === 'card_payment');
     const redis = createClient({ url: vaultUrl });
     await redis.connect();

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema, workerSchema } from '../src/config';
 
 const KEY_1 = Buffer.alloc(32, 1).toString('base64');
+const KEY_2 = Buffer.alloc(32, 2).toString('base64');
 const valid = {
   MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,fallback0123456789ab',
   OPERATOR_API_KEYS: 'op-0123456789abcdef',
@@ -10,12 +11,15 @@ const valid = {
   PROVIDER_BASE_URL: 'https://provider.example',
   PROVIDER_TOKEN: 'provider-token',
   ENCRYPTION_KEYS: `k1:${KEY_1}`,
+  SIGNING_KEYS: `s1:${KEY_2}`,
   VAULT_URL: 'redis://127.0.0.1:6379',
 };
 const worker = {
   PROVIDER_BASE_URL: 'https://provider.example',
   PROVIDER_TOKEN: 'real-provider-token',
   ENCRYPTION_KEYS: `k1:${KEY_1}`,
+  SIGNING_KEYS: `s1:${KEY_2}`,
+  CALLBACK_SECRET: 's'.repeat(32),
   VAULT_URL: 'redis://127.0.0.1:6379',
 };
 

@@ -54,12 +54,13 @@ describe('encryption keys rotate', () => {
     });
     stacks.push(afterRotation);
     const id = created.body.id;
-    assert.equal((await afterRotation.waitForStatus(id, ['pending'])).status, 'pending');
+    const pending = await afterRotation.waitForStatus(id, ['pending']);
+    const transactionId = pending.provider.transaction_id;
     const token = new CallbackTokens(CALLBACK_SECRET).tokenFor(id);
     const callback = await request(`${afterRotation.baseUrl}/v1/callbacks/${encodeURIComponent(id)}/${token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ status: '1', message: 'paid', amount: 12.5 }),
+      body: JSON.stringify({ status: '1', message: 'paid', amount: 12.5, transaction_id: transactionId }),
     });
     assert.equal(callback.statusCode, 200);
     await callback.body.dump();

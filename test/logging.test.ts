@@ -10,7 +10,9 @@ import {
   MERCHANT_KEY,
   OPERATOR_KEY,
   SANDBOX_TOKEN,
+  TEST_CALLBACK_SECRET,
   TEST_ENCRYPTION_KEYS,
+  TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
 } from './support/stack';
@@ -37,9 +39,10 @@ let baseUrl: string;
 
 before(async () => {
   stack = await startStack({ withoutWorker: true });
-  worker = spawnEntry('worker.ts', { ...stack.workerEnv, LOG_LEVEL: 'info' });
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
+  // The worker hands the provider callback URLs of this server process.
+  worker = spawnEntry('worker.ts', { ...stack.workerEnv, PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'info' });
   server = spawnEntry('server.ts', {
     TEMPORAL_ADDRESS: testEnvironment().address,
     TASK_QUEUE: stack.taskQueue,
@@ -53,7 +56,8 @@ before(async () => {
     VAULT_URL: testEnvironment().vaultUrl,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
-    CALLBACK_SECRET: 'log-test-callback-secret-0123456789abcdef',
+    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    SIGNING_KEYS: TEST_SIGNING_KEYS,
     LOG_LEVEL: 'info',
   });
   const deadline = Date.now() + 30_000;

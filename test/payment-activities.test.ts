@@ -42,7 +42,7 @@ function activitiesWith(provider: ProviderClient, vault: CardVault = cardVault):
 /** Runs the initiation as Temporal would, inside the payment's workflow. */
 function initiate(activities: PaymentActivities, what: InitiationOrder, workflowId = PAYMENT_ID) {
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run-1' } });
-  return env.run(activities.initiatePayment, what);
+  return env.run((order: InitiationOrder) => activities.initiatePayment(order), what);
 }
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
@@ -167,9 +167,18 @@ describe('payment activities', () => {
       },
     });
     const activities = activitiesWith(provider);
-    const plain = { paymentId: PAYMENT_ID, request: storedRequest('bank_credit', '00', 'r1'), callbackUrl: 'http://evil' };
+    const plain = {
+      paymentId: PAYMENT_ID,
+      request: storedRequest('bank_credit', '00', 'r1'),
+      callbackUrl: 'http://evil',
+    };
     const tampered = { ...input, body: { ...input.body, request: storedRequest('bank_credit', '00', 'evil') } };
-    const forged = signMessage(parseKeyring(`s9:${Buffer.alloc(32, 8).toString('base64')}`), 'payment', PAYMENT_ID, input.body);
+    const forged = signMessage(
+      parseKeyring(`s9:${Buffer.alloc(32, 8).toString('base64')}`),
+      'payment',
+      PAYMENT_ID,
+      input.body,
+    );
     const refusals = [
       [plain, PAYMENT_ID, /not a signed message/],
       [tampered, PAYMENT_ID, /bad signature/],

@@ -135,7 +135,10 @@ describe('payment workflow (time-skipping)', () => {
       });
       await env.sleep(2 * 60 * MINUTE);
       assert.equal((await handle.query(paymentQuery)).status, 'needs_review');
-      await handle.signal(callbackSignal, callback('ts-late', { state: 'failed', statusCode: '0', message: 'expired' }));
+      await handle.signal(
+        callbackSignal,
+        callback('ts-late', { state: 'failed', statusCode: '0', message: 'expired' }),
+      );
       const result = await handle.result();
       assert.equal(result.status, 'failed');
       assert.equal(result.failure?.message, 'expired');
@@ -173,7 +176,12 @@ describe('payment workflow (time-skipping)', () => {
       initiatePayment: () => Promise.resolve(ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({ state: providerSays, transactionId: '42', statusCode: null, message: null });
+        return Promise.resolve<StatusCheck>({
+          state: providerSays,
+          transactionId: '42',
+          statusCode: null,
+          message: null,
+        });
       },
     };
     await withWorker(activities, async (taskQueue) => {
@@ -188,7 +196,13 @@ describe('payment workflow (time-skipping)', () => {
       await handle.signal(callbackSignal, callback(id, { transactionId: '99' }));
       await handle.signal(callbackSignal, callback(id, { amount: 1000 }));
       await handle.signal(callbackSignal, callback('ts-other', {}));
-      await handle.signal(callbackSignal, { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'x', amount: 12.5 });
+      await handle.signal(callbackSignal, {
+        state: 'succeeded',
+        transactionId: '42',
+        statusCode: '1',
+        message: 'x',
+        amount: 12.5,
+      });
       // A success without an amount is checked with the provider, which says it is still pending.
       await handle.signal(callbackSignal, callback(id, { amount: null }));
       await env.sleep(1000);

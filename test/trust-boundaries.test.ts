@@ -6,10 +6,15 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { request } from 'undici';
 import { PAYMENT_WORKFLOW, SearchAttributes } from '../src/workflows/definitions';
-import type { PaymentResource } from '../src/domain/payment';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { parseKeyring } from '../src/crypto/keyring';
+import { signMessage } from '../src/crypto/signing';
+import type { PaymentInput, PaymentResource } from '../src/domain/payment';
+import type { Signed } from '../src/domain/signed';
+import { EncryptionCodec } from '../src/temporal/codec';
 import { temporalBinary } from '../src/temporal/binaries';
 import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack, testEnvironment } from './support/stack';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';
 
 // Attacks from outside the code: whoever reaches Temporal (the `temporal` CLI, a raw client) or a callback URL
@@ -126,7 +131,7 @@ describe('trust boundaries', () => {
     await raw.workflow.getHandle(workflowId).terminate('test cleanup');
   });
 
-  it("a genuine start copied from another payment fails before initiation; nothing is sent", async () => {
+  it('a genuine start copied from another payment fails before initiation; nothing is sent', async () => {
     const original = await waitingPayment('bank_credit');
     const started = (await history(original.id))[0]?.workflowExecutionStartedEventAttributes;
     assert.ok(started?.input?.payloads?.length, 'the original start input');
@@ -172,6 +177,67 @@ describe('trust boundaries', () => {
       now.events.find((e) => e.type === 'callback_rejected')?.message ?? '',
       new RegExp(`signed for ${done.id}, not ${victim.id}`),
     );
+  });
+
+  it('payloads encrypted with the real key but unsigned or tampered (as /codec/encode makes them) are refused', async () => {
+    const codec = new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS));
+    const encrypt = async (value: unknown) => ({
+      payloads: await codec.encode([defaultPayloadConverter.toPayload(value)]),
+    });
+    const victim = await waitingPayment();
+    const forgedCallback = {
+      state: 'succeeded',
+      transactionId: victim.provider.transaction_id,
+      statusCode: '1',
+      message: 'x',
+      amount: 12.5,
+    };
+    const signal = async (value: unknown) =>
+      connection.workflowService.signalWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: victim.id },
+        signalName: 'providerCallback',
+        input: await encrypt(value),
+        identity: 'attacker',
+      });
+    await signal(forgedCallback);
+    const genuine = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', victim.id, forgedCallback);
+    await signal({ ...genuine, body: { ...forgedCallback, message: 'tampered' }, signature: genuine.signature });
+    const deadline = Date.now() + 10_000;
+    let now = await paymentNow(victim.id);
+    while (now.events.filter((e) => e.type === 'callback_rejected').length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      now = await paymentNow(victim.id);
+    }
+    assert.equal(now.status, 'pending');
+    assert.deepEqual(
+      now.events.filter((e) => e.type === 'callback_rejected').map((e) => e.message),
+      [
+        'a callback refused: it is not signed by the server',
+        'a callback refused: its signature does not verify (bad signature)',
+      ],
+    );
+
+    // A tampered start (another account on a genuinely signed bank credit) fails before initiation.
+    const original = await waitingPayment('bank_credit');
+    const started = (await history(original.id))[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    assert.ok(started);
+    const [plain] = await codec.decode([started]);
+    const message = defaultPayloadConverter.fromPayload<Signed<PaymentInput>>(plain!);
+    const workflowId = `payment-acme-tampered-${Date.now()}`;
+    const tampered = { ...message, workflowId, body: { ...message.body, paymentId: workflowId } };
+    const before = await ledgerSize();
+    await connection.workflowService.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: PAYMENT_WORKFLOW },
+      taskQueue: { name: stack.taskQueue },
+      input: await encrypt(tampered),
+      requestId: workflowId,
+    });
+    const events = await untilEvent(workflowId, (e) => Boolean(e.workflowExecutionFailedEventAttributes));
+    assert.ok(!events.some((e) => e.activityTaskScheduledEventAttributes), 'no activity was scheduled');
+    assert.equal(await ledgerSize(), before, 'the sandbox ledger is unchanged');
   });
 
   it('a callback through the genuine URL settles only with the acknowledged transaction and a confirmed amount', async () => {

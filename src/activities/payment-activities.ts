@@ -4,13 +4,7 @@ import type { CallbackTokens } from '../crypto/callback-tokens';
 import type { Keyring } from '../crypto/keyring';
 import { signatureProblem } from '../crypto/signing';
 import { FailureTypes } from '../domain/payment';
-import type {
-  Failure,
-  PaymentMessage,
-  ProviderAck,
-  StatusCheck,
-  StoredPaymentRequest,
-} from '../domain/payment';
+import type { Failure, PaymentMessage, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
 import { messageRefusal } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
 import { ProviderError, providerReference, providerState } from '../provider';

@@ -24,7 +24,9 @@ export interface Unverified {
 
 /** True for a value shaped like a signed message (the worker's codec has verified every such value it passed on). */
 export function isSigned(value: unknown): value is Signed<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { signature?: unknown }).signature === 'string';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { signature?: unknown }).signature === 'string'
+  );
 }
 
 /** The reason a message may not act on this workflow, or undefined when it may. */

@@ -17,6 +17,8 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
   return new Client({
     connection,
     namespace: target.TEMPORAL_NAMESPACE,
-    dataConverter: createDataConverter(target.ENCRYPTION_KEYS, { acceptUnencrypted: target.ACCEPT_UNENCRYPTED_PAYLOADS }),
+    dataConverter: createDataConverter(target.ENCRYPTION_KEYS, {
+      acceptUnencrypted: target.ACCEPT_UNENCRYPTED_PAYLOADS,
+    }),
   });
 }

@@ -67,7 +67,7 @@ export async function payoutBatchWorkflow(
     batchControlUpdate,
     (control) => {
       // Validators do not run on replay: an unsigned action here is one recorded before signing.
-      state.apply(isSigned(control) ? (control as Signed<BatchAction>).body : (control as BatchAction));
+      state.apply(isSigned(control) ? control.body : control);
       publish(state);
       return state.progress();
     },

@@ -157,7 +157,11 @@ export class PaymentState {
       this.record(now, { type: 'callback_received', outcome: 'pending', ...details });
     } else if (this.terminal) {
       const same = callback.state === this.status;
-      this.record(now, { type: same ? 'callback_duplicate' : 'callback_contradicting', outcome: callback.state, ...details });
+      this.record(now, {
+        type: same ? 'callback_duplicate' : 'callback_contradicting',
+        outcome: callback.state,
+        ...details,
+      });
     } else {
       this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
       this.settleByCallback(callback, now);
@@ -343,8 +347,6 @@ export class PaymentState {
     }
     if (this.resource.events.length < MAX_EVENTS) this.resource.events.push({ at: now.toISOString(), ...clean });
   }
-
-
 }
 
 /**

@@ -23,7 +23,6 @@ import type {
   PaymentMessage,
   PaymentResource,
   ProviderCallback,
-  ResolveInput,
 } from '../domain/payment';
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
@@ -84,7 +83,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     resolveUpdate,
     (resolution) => {
       // Validators do not run on replay: an unsigned resolution here is one recorded before signing.
-      state.resolve(isSigned(resolution) ? (resolution as Signed<ResolveInput>).body : resolution, workflowTime());
+      state.resolve(isSigned(resolution) ? resolution.body : resolution, workflowTime());
       return state.resource;
     },
     {

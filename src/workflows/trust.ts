@@ -28,7 +28,8 @@ export function trustedStart<T>(
   // A batch item starts whenever its batch gets to it; its batch is checked instead (see paymentWorkflow).
   if (!refusal && isSigned(message) && kind !== 'batch-item') {
     const age = info.startTime.getTime() - Date.parse(message.issuedAt);
-    if (!(Math.abs(age) <= START_WINDOW_MS)) refusal = `it was signed at ${message.issuedAt}, too long before this start`;
+    if (!(Math.abs(age) <= START_WINDOW_MS))
+      refusal = `it was signed at ${message.issuedAt}, too long before this start`;
   }
   if (refusal) {
     upsertSearchAttributes([refusedStatus]);

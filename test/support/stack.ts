@@ -1,5 +1,12 @@
 import { request } from 'undici';
-import { WORKFLOW_BUNDLE, parseConfig, providerConfig, publicBaseUrl, serverSchema, workerSchema } from '../../src/config';
+import {
+  WORKFLOW_BUNDLE,
+  parseConfig,
+  providerConfig,
+  publicBaseUrl,
+  serverSchema,
+  workerSchema,
+} from '../../src/config';
 import type { WorkerConfig } from '../../src/config';
 import type { PaymentActivityDeps } from '../../src/activities/payment-activities';
 import { CallbackTokens } from '../../src/crypto/callback-tokens';
