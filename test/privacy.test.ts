@@ -11,6 +11,7 @@ import { createClient } from 'redis';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { PaymentInput, PaymentResource } from '../src/domain/payment';
+import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
 import { loggerOptions } from '../src/http/app';
 import { uiCodecToken } from '../src/http/auth';
@@ -247,7 +248,8 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     const decoded = await decode(OPERATOR_KEY);
     assert.equal(decoded.statusCode, 200);
     const body = (await decoded.body.json()) as { payloads: JsonPayload[] };
-    const input = JSON.parse(Buffer.from(body.payloads[0]!.data, 'base64').toString('utf8')) as PaymentInput;
+    const input = (JSON.parse(Buffer.from(body.payloads[0]!.data, 'base64').toString('utf8')) as Signed<PaymentInput>)
+      .body;
     assert.equal(input.request.type, 'card_payment');
     if (input.request.type !== 'card_payment') return;
     assert.equal(input.request.first_name, personal.first_name, 'decoded for the operator');

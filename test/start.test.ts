@@ -92,13 +92,19 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
   const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
     callback_url: string;
+    transaction_id: number;
   }[];
-  const callbackUrl = ledger.find((t) => t.callback_url.includes(waiting.body.id))?.callback_url;
-  assert.ok(callbackUrl);
-  const callback = await request(callbackUrl, {
+  const transaction = ledger.find((t) => t.callback_url.includes(waiting.body.id));
+  assert.ok(transaction?.callback_url);
+  const callback = await request(transaction.callback_url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ status: '1', message: 'paid late', amount: 12.5 }),
+    body: JSON.stringify({
+      status: '1',
+      message: 'paid late',
+      amount: 12.5,
+      transaction_id: transaction.transaction_id,
+    }),
   });
   assert.equal(callback.statusCode, 200);
   await callback.body.dump();
