@@ -9,6 +9,7 @@ import { paymentRequest } from './support/requests';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
+  OPERATOR_NAME,
   SANDBOX_TOKEN,
   TEST_ENCRYPTION_KEYS,
   startStack,
@@ -52,7 +53,7 @@ before(async () => {
     ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
     VAULT_URL: testEnvironment().vaultUrl,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
-    OPERATOR_API_KEYS: OPERATOR_KEY,
+    OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CALLBACK_SECRET: 'log-test-callback-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
   });
