@@ -80,7 +80,7 @@ async function main(): Promise<number> {
       PORT: String(port),
       HOST: '127.0.0.1',
       MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
-      OPERATOR_API_KEYS: OPERATOR_KEY,
+      OPERATOR_API_KEYS: `bench:${OPERATOR_KEY}`,
       CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
       BATCH_CONCURRENCY: CONCURRENCY,
     }),

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseKeyring } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
+import { OPERATOR_NAME } from './domain/operator';
 import type { ProviderConfig } from './provider';
 
 const duration = (fallback: string) =>
@@ -37,6 +38,30 @@ const commaList = z.string().transform((text) =>
     .map((item) => item.trim())
     .filter(Boolean),
 );
+
+/** OPERATOR_API_KEYS: one `name:key` entry per person; a problem names the entry by position, never its key. */
+export const operatorKeyList = commaList.transform((entries, ctx) => {
+  if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one `name:key` entry' });
+  const names = new Set<string>();
+  return entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const name = colon > 0 ? entry.slice(0, colon) : '';
+    const key = entry.slice(colon + 1);
+    const problem =
+      colon <= 0
+        ? 'is a bare key; write `name:key`'
+        : !OPERATOR_NAME.test(name)
+          ? 'has a bad name: 1–32 lowercase letters, digits, `.`, `_` or `-`'
+          : key.length < 16
+            ? 'has a key shorter than 16 characters'
+            : names.has(name)
+              ? 'repeats the name of an earlier entry'
+              : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', message: `entry ${index + 1} ${problem}` });
+    names.add(name);
+    return { name, key };
+  });
+});
 
 const keyring = z.string().transform((text, ctx) => {
   try {
@@ -142,7 +167,9 @@ export const serverSchema = z.object({
   ...signing,
   ...callbacks,
   MERCHANT_API_KEYS: commaList.pipe(z.array(merchantKey).min(1, 'needs at least one key')),
-  OPERATOR_API_KEYS: commaList.pipe(z.array(secret(16)).min(1, 'needs at least one key')),
+  OPERATOR_API_KEYS: operatorKeyList,
+  /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
+  CODEC_TOKEN_SECRET: secret(32).optional(),
   VOUCHER_CHANNELS: commaList
     .pipe(
       z.array(

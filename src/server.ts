@@ -81,7 +81,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     batches,
     banks,
     tokens,
-    keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
+    keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
@@ -91,6 +91,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       codec: new EncryptionCodec(config.ENCRYPTION_KEYS, { acceptUnencrypted: true }),
       corsOrigins: config.CODEC_CORS_ORIGINS,
     },
+    publicBaseUrl: publicBaseUrl(config),
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);

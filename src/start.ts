@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { WORKER_COMMAND, loadConfigOrExit, SANDBOX_TOKEN, startSchema } from './config';
+import { WORKER_COMMAND, loadConfigOrExit, operatorKeyList, SANDBOX_TOKEN, startSchema } from './config';
 import { generateKeyEntry } from './crypto/keyring';
-import { uiCodecToken } from './http/auth';
+import { operatorNameFrom } from './domain/operator';
+import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
 import { startDevServer } from './temporal/dev-server';
 import type { DevServer } from './temporal/dev-server';
 import { freePort } from './net/free-port';
@@ -20,6 +22,7 @@ interface LocalSecrets {
   callbackSecret: string;
   encryptionKeys: string;
   signingKeys: string;
+  codecTokenSecret: string;
 }
 
 /** Settings `npm start` generates outside production; in production each must be set. */
@@ -46,11 +49,30 @@ function localSecrets(dataDir: string): LocalSecrets {
     // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
     signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
+    codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
+}
+
+/**
+ * A fresh Web UI codec endpoint for the first operator: decode-only, expiring, for the operator to paste into the
+ * Web UI's Codec Server settings. No secret goes on the dev server's command line or into the UI's configuration,
+ * which every process on the machine and every browser could read.
+ */
+function webUiCodecLines(env: NodeJS.ProcessEnv, publicBaseUrl: string): string[] {
+  const operators = operatorKeyList.safeParse(env.OPERATOR_API_KEYS ?? '');
+  const operator = operators.success ? operators.data[0]?.name : undefined;
+  if (!env.CODEC_TOKEN_SECRET || !operator) return [];
+  const expiresAt = new Date(Date.now() + CODEC_TOKEN_TTL_MS);
+  return [
+    `  Web UI decoding  paste into the Web UI's Codec Server settings, "use my browser setting" (for ${operator}, ` +
+      `decode only, until ${expiresAt.toISOString().replace(/\.\d+Z$/, 'Z')}):`,
+    `                   ${publicBaseUrl}/codec/ui/${signCodecToken(env.CODEC_TOKEN_SECRET, operator, expiresAt)}`,
+    '                   a new one: `npm run ops -- codec-url` or `POST /v1/operator/codec-tokens` (operator key)',
+  ];
 }
 
 async function waitForHttp(url: string, child: ChildProcess, name: string): Promise<void> {
@@ -90,14 +112,17 @@ async function main(): Promise<void> {
     generated.push(`merchant key (merchant "demo"): ${secrets.merchantKey}`);
   }
   if (!env.OPERATOR_API_KEYS) {
-    env.OPERATOR_API_KEYS = secrets.operatorKey;
-    generated.push(`operator key: ${secrets.operatorKey}`);
+    // Operators are people: the generated key belongs to whoever runs `npm start`.
+    const name = operatorNameFrom(userInfo().username);
+    env.OPERATOR_API_KEYS = `${name}:${secrets.operatorKey}`;
+    generated.push(`operator key (operator "${name}"): ${secrets.operatorKey}`);
   }
   env.CALLBACK_SECRET ??= secrets.callbackSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   env.SIGNING_KEYS ??= secrets.signingKeys;
+  // Optional in production (without it the Web UI cannot decode); generated, like the others, outside it.
+  if (process.env.NODE_ENV !== 'production') env.CODEC_TOKEN_SECRET ??= secrets.codecTokenSecret;
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
-  const operatorKey = env.OPERATOR_API_KEYS.split(',')[0]!.trim();
 
   const children: { name: string; child: ChildProcess }[] = [];
   let devServer: DevServer | undefined;
@@ -153,7 +178,6 @@ async function main(): Promise<void> {
         uiPort: config.TEMPORAL_UI_PORT,
         namespace: config.TEMPORAL_NAMESPACE,
         dbFile: join(dataDir, 'temporal.db'),
-        uiCodecEndpoint: `${publicBaseUrl}/codec/ui/${uiCodecToken(operatorKey)}`,
         log: (line) => process.stderr.write(line),
       });
       env.TEMPORAL_ADDRESS = devServer.address;
@@ -187,7 +211,8 @@ async function main(): Promise<void> {
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
     devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${env.TEMPORAL_ADDRESS}`,
-    `  codec server     ${publicBaseUrl}/codec (operator key; the Web UI decodes through it)`,
+    `  codec server     ${publicBaseUrl}/codec (operator key: decode and encode)`,
+    ...webUiCodecLines(env, publicBaseUrl),
     config.PROVIDER_BASE_URL
       ? `  provider         ${config.PROVIDER_BASE_URL}`
       : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,

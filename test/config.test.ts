@@ -6,7 +6,7 @@ const KEY_1 = Buffer.alloc(32, 1).toString('base64');
 const KEY_2 = Buffer.alloc(32, 2).toString('base64');
 const valid = {
   MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,fallback0123456789ab',
-  OPERATOR_API_KEYS: 'op-0123456789abcdef',
+  OPERATOR_API_KEYS: 'ops:op-0123456789abcdef',
   CALLBACK_SECRET: 's'.repeat(32),
   PROVIDER_BASE_URL: 'https://provider.example',
   PROVIDER_TOKEN: 'provider-token',

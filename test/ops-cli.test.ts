@@ -130,7 +130,7 @@ describe('ops resolve', () => {
     assert.equal(payment.status, 'succeeded');
     assert.deepEqual(
       payment.events.filter((e) => e.type === 'resolved').map((e) => [e.outcome, e.message]),
-      [['succeeded', 'paid per bank statement (by ama (ops CLI))']],
+      [['succeeded', 'paid per bank statement (by ama)']],
     );
     // The merchant API sees the same decision.
     assert.equal(

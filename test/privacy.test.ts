@@ -14,7 +14,6 @@ import type { PaymentInput, PaymentResource } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
 import { loggerOptions } from '../src/http/app';
-import { uiCodecToken } from '../src/http/auth';
 import { connectClient } from '../src/temporal/client';
 import { temporalBinary } from '../src/temporal/binaries';
 import { vaultKey } from '../src/vault/card-vault';
@@ -257,7 +256,10 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     const text = JSON.stringify(input);
     assert.ok(!text.includes(personal.card_number) && !text.includes(personal.card_cvv), 'only a token and last4');
 
-    const fromUi = await decode(null, `/codec/ui/${uiCodecToken(OPERATOR_KEY)}/decode`, UI_ORIGIN);
+    // The Web UI decodes with an expiring, decode-only token an operator asked for (codec-access.test.ts has more).
+    const issued = await stack.api<{ codec_endpoint: string }>('POST', '/v1/operator/codec-tokens', {}, OPERATOR_KEY);
+    assert.equal(issued.status, 201);
+    const fromUi = await decode(null, `${new URL(issued.body.codec_endpoint).pathname}/decode`, UI_ORIGIN);
     assert.equal(fromUi.statusCode, 200);
     assert.equal(fromUi.headers['access-control-allow-origin'], UI_ORIGIN);
     await fromUi.body.dump();

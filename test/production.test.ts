@@ -45,7 +45,7 @@ describe('production refuses development settings', () => {
   it('the server: a plain-http PUBLIC_BASE_URL', async () => {
     const { code, output } = await run('server.ts', {
       MERCHANT_API_KEYS: 'acme:prod-merchant-key-0123456789',
-      OPERATOR_API_KEYS: 'prod-operator-key-0123456789',
+      OPERATOR_API_KEYS: 'ops:prod-operator-key-0123456789',
       CALLBACK_SECRET: 'c'.repeat(40),
       ENCRYPTION_KEYS: KEY,
       VAULT_URL: 'redis://127.0.0.1:1',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -42,25 +42,46 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
   assert.equal(secrets.merchantKey, key);
 
-  // The embedded Web UI decodes through the server's codec endpoint, from its own origin.
+  // The Web UI decodes with the expiring, decode-only URL npm start printed, pasted into its Codec Server settings;
+  // the UI hands no codec credential to every browser, and no command line holds a secret.
   const uiSettings = await request(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/api/v1/settings`);
-  const codecEndpoint = ((await uiSettings.body.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint;
-  assert.match(codecEndpoint, new RegExp(`^http://localhost:${ports.PORT}/codec/ui/[\\w-]{43}$`));
-  const codec = async (action: string, payloads: unknown) => {
-    const response = await request(`${codecEndpoint}/${action}`, {
+  assert.equal(((await uiSettings.body.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint, '');
+  const codecUrl = /Web UI decoding[^\n]*\n\s+(\S+)/.exec(first.output())?.[1];
+  assert.match(codecUrl ?? '', new RegExp(`^http://localhost:${ports.PORT}/codec/ui/[\\w.-]+$`), first.output());
+  const operatorKey = /operator key \(operator "[a-z0-9._-]+"\): (\S+)/.exec(first.output())?.[1];
+  assert.ok(operatorKey, first.output());
+  const uiOrigin = `http://localhost:${ports.TEMPORAL_UI_PORT}`;
+  const codec = async (url: string, payloads: unknown, headers: Record<string, string>) => {
+    const response = await request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin: `http://localhost:${ports.TEMPORAL_UI_PORT}` },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ payloads }),
     });
-    assert.equal(response.statusCode, 200);
-    assert.equal(response.headers['access-control-allow-origin'], `http://localhost:${ports.TEMPORAL_UI_PORT}`);
-    return ((await response.body.json()) as { payloads: { metadata: Record<string, string>; data: string }[] })
-      .payloads;
+    const text = await response.body.text();
+    return {
+      status: response.statusCode,
+      cors: response.headers['access-control-allow-origin'],
+      payloads: response.statusCode === 200 ? (JSON.parse(text) as { payloads: unknown[] }).payloads : [],
+    };
   };
   const plain = [{ metadata: { encoding: btoa('json/plain') }, data: btoa('"hello"') }];
-  const sealed = await codec('encode', plain);
-  assert.equal(atob(sealed[0]!.metadata.encoding!), 'binary/encrypted');
-  assert.deepEqual(await codec('decode', sealed), plain);
+  const sealed = await codec(`${base}/codec/encode`, plain, { authorization: `Bearer ${operatorKey}` });
+  assert.equal(sealed.status, 200, 'the printed operator key encodes');
+  const decoded = await codec(`${codecUrl}/decode`, sealed.payloads, { origin: uiOrigin });
+  assert.deepEqual([decoded.status, decoded.cors, decoded.payloads], [200, uiOrigin, plain]);
+  assert.equal((await codec(`${codecUrl}/encode`, plain, { origin: uiOrigin })).status, 403, 'it only decodes');
+  const secretsFile = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
+  const secretValues = [...Object.values(secretsFile), codecUrl!.slice(codecUrl!.lastIndexOf('/') + 1)];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let commandLine: string;
+    try {
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // the process ended meanwhile
+    }
+    for (const secret of secretValues)
+      assert.ok(!commandLine.includes(secret), `a secret on process ${pid}'s command line`);
+  }
 
   const { api, waitFor } = merchantApi(base, key);
 

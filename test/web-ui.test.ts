@@ -12,8 +12,9 @@ import { freePort } from './support/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest } from './support/requests';
 
-// A real headless Chromium against `npm start`'s stack: an operator finds the payment in review in the Temporal
-// Web UI, and a payer approves a card payment on the sandbox's 3-D Secure page.
+// A real headless Chromium against `npm start`'s stack: an operator sets the Web UI's codec endpoint to the
+// expiring URL `npm start` printed, finds the payment in review with its decoded summary and details, and a payer
+// approves a card payment on the sandbox's 3-D Secure page.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'web-ui-test-'));
 // The merchant's page the payer returns to after 3-D Secure.
@@ -24,6 +25,8 @@ let system: ChildProcess | undefined;
 let browser: Browser | undefined;
 let page: Page;
 let uiUrl: string;
+/** The expiring, decode-only codec URL `npm start` printed for the operator. */
+let codecUrl: string;
 let api: ReturnType<typeof merchantApi>;
 
 before(async () => {
@@ -46,6 +49,8 @@ before(async () => {
   uiUrl = `http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`;
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(started.output())?.[1];
   assert.ok(key, started.output());
+  codecUrl = /Web UI decoding[^\n]*\n\s+(http\S+)/.exec(started.output())?.[1] ?? '';
+  assert.match(codecUrl, /\/codec\/ui\/[^/]+$/, started.output());
   api = merchantApi(`http://127.0.0.1:${ports.PORT}`, key);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -56,6 +61,20 @@ after(async () => {
   if (system) await stopSystem(system);
   merchantSite.close();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+it("the operator pastes the codec URL npm start printed into the Web UI's Codec Server settings", async () => {
+  // The UI itself hands no codec credential to its browsers: the endpoint lives in this browser only.
+  const settings = await fetch(`${uiUrl}/api/v1/settings`);
+  assert.equal(((await settings.json()) as { Codec: { Endpoint: string } }).Codec.Endpoint, '');
+  await page.goto(`${uiUrl}/namespaces/default/workflows`);
+  await page.getByTestId('data-encoder-status').click();
+  const dialog = page.locator('#data-encoder-settings');
+  await dialog.getByText('Use my browser setting').click();
+  await dialog.locator('#data-encoder-endpoint-input').fill(codecUrl);
+  await page.screenshot({ path: artifactPath('web-ui', '0-codec-server-settings.png') });
+  await dialog.getByTestId('confirm-modal-button').click();
+  assert.equal(await page.evaluate('localStorage.getItem("endpoint")'), JSON.stringify(codecUrl));
 });
 
 it('the Web UI finds the payment left in review by PaymentStatus and shows its summary and details', async () => {

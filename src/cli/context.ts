@@ -22,13 +22,15 @@ export class CliError extends Error {
   }
 }
 
-/** What every command gets: a Temporal connection made on first use, and where to write. */
+/** What every command gets: a Temporal connection made on first use, its environment, and where to write. */
 export interface OpsContext {
   client(): Promise<Client>;
   payments(): Promise<Payments>;
   batches(): Promise<Batches>;
   /** The Temporal cluster the commands talk to, for messages. */
   readonly target: string;
+  /** The CLI's environment, for commands with settings of their own (`codec-url`). */
+  readonly env: NodeJS.ProcessEnv;
   write(text: string): void;
   close(): Promise<void>;
 }
@@ -36,31 +38,43 @@ export interface OpsContext {
 /** Adds one command (or a group of them) to the program. */
 export type RegisterCommand = (program: Command, ctx: OpsContext) => void;
 
-/** Builds the context from the environment; the connection is only opened by the first command that needs it. */
-export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
-  let config: z.infer<typeof cliSchema>;
+/** Validates settings for a command; a problem is a usage error naming the variable. */
+export function parseCliSettings<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   try {
-    config = parseConfig(cliSchema, env);
+    return parseConfig(schema, env);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
-  const target = `${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`;
+}
+
+/**
+ * Builds the context from the environment; the Temporal settings are read, and the connection opened, by the first
+ * command that needs them.
+ */
+export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
+  const target = `${env.TEMPORAL_ADDRESS || 'localhost:7233'} (namespace ${env.TEMPORAL_NAMESPACE || 'default'})`;
+  let config: z.infer<typeof cliSchema> | undefined;
+  const settings = () => (config ??= parseCliSettings(cliSchema, env));
   let connecting: Promise<Client> | undefined;
   const client = () =>
-    (connecting ??= connectClient(config).catch((err: unknown) => {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
-    }));
+    (connecting ??= Promise.resolve()
+      .then(() => connectClient(settings()))
+      .catch((err: unknown) => {
+        if (err instanceof CliError) throw err;
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
+      }));
   return {
     target,
+    env,
     client,
     write,
     async payments() {
-      return new Payments(await client(), { taskQueue: config.TASK_QUEUE, signingKeys: config.SIGNING_KEYS });
+      return new Payments(await client(), { taskQueue: settings().TASK_QUEUE, signingKeys: settings().SIGNING_KEYS });
     },
     async batches() {
-      return new Batches(await client(), { signingKeys: config.SIGNING_KEYS });
+      return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS });
     },
     async close() {
       const opened = await connecting?.catch(() => undefined);

@@ -3,6 +3,7 @@ import { PaymentError } from '../temporal/payments';
 import { CliError, EXIT, createContext } from './context';
 import type { OpsContext, RegisterCommand } from './context';
 import { registerBatch } from './batch';
+import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
@@ -17,6 +18,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerResolve,
   registerStuck,
   registerBatch,
+  registerCodecUrl,
 ];
 
 const EXIT_CODE: Record<PaymentError['kind'], number> = {
@@ -29,7 +31,7 @@ const EXIT_CODE: Record<PaymentError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch. Uses TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE.',
+      'Operate payments and payout batches: list, show, resolve, stuck, batch; codec-url for the Web UI. Uses TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE.',
     )
     .option('--json', 'print JSON instead of tables')
     .showHelpAfterError()

@@ -16,6 +16,7 @@ import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
 import { registerHealthRoutes } from './health-routes';
+import { registerOperatorRoutes } from './operator-routes';
 import { registerPaymentRoutes } from './payment-routes';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
 
@@ -31,6 +32,8 @@ export interface AppDeps {
   readiness: Readiness;
   /** The payload codec operators decode Temporal's history with, and the browser origins allowed to use it. */
   codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
+  /** Where the server is reached from outside (the Web UI's codec URLs start with it). */
+  publicBaseUrl: string;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -70,6 +73,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerHealthRoutes(app, deps.readiness);
   registerPaymentRoutes(app, deps);
   registerBatchRoutes(app, deps);
+  registerOperatorRoutes(app, deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
     await scope.register(formbody);

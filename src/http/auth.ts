@@ -1,8 +1,10 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { signCodecToken, verifyCodecToken } from './codec-token';
 import { ApiError } from './errors';
 
-export type Caller = { role: 'merchant'; merchantId: string } | { role: 'operator' };
+/** Who makes a request: a merchant, or an operator (a person, by name). */
+export type Caller = { role: 'merchant'; merchantId: string } | { role: 'operator'; name: string };
 
 interface KeyEntry {
   digest: Buffer;
@@ -11,28 +13,24 @@ interface KeyEntry {
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-/**
- * The codec-endpoint path token of the Temporal Web UI, which cannot send an API key: derived from an operator key,
- * so it never reveals the key and dies with it.
- */
-export function uiCodecToken(operatorKey: string): string {
-  return createHmac('sha256', operatorKey).update('temporal-ui-codec').digest('base64url');
-}
-
-/** Finds who a bearer key belongs to, comparing every key in constant time. */
+/** Finds who a bearer key belongs to, comparing every key in constant time; issues and checks Web UI codec tokens. */
 export class ApiKeys {
   private readonly entries: KeyEntry[];
-  private readonly uiTokens: Buffer[];
+  private readonly operatorNames: Set<string>;
 
-  constructor(merchants: { merchantId: string; key: string }[], operators: string[]) {
+  constructor(
+    merchants: { merchantId: string; key: string }[],
+    operators: { name: string; key: string }[],
+    private readonly codecTokenSecret?: string,
+  ) {
     this.entries = [
       ...merchants.map((m) => ({
         digest: digest(m.key),
         caller: { role: 'merchant', merchantId: m.merchantId } as const,
       })),
-      ...operators.map((key) => ({ digest: digest(key), caller: { role: 'operator' } as const })),
+      ...operators.map((o) => ({ digest: digest(o.key), caller: { role: 'operator', name: o.name } as const })),
     ];
-    this.uiTokens = operators.map((key) => digest(uiCodecToken(key)));
+    this.operatorNames = new Set(operators.map((o) => o.name));
   }
 
   /** The caller of a request, or a 401 when the key is missing or unknown. */
@@ -48,12 +46,36 @@ export class ApiKeys {
     return found;
   }
 
-  /** The operator behind a Web UI codec token (see uiCodecToken), or a 401; constant-time like the keys. */
-  authenticateUiCodecToken(token: string): Caller {
-    const presented = digest(token);
-    let valid = false;
-    for (const expected of this.uiTokens) valid = timingSafeEqual(expected, presented) || valid;
-    if (!valid) throw new ApiError(401, 'unauthorized', 'the codec token is not valid');
-    return { role: 'operator' };
+  /** The operator a request's bearer key belongs to, or a 401/403 naming what is missing. */
+  authenticateOperator(request: FastifyRequest, action: string): Extract<Caller, { role: 'operator' }> {
+    const caller = this.authenticate(request);
+    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', `only an operator key can ${action}`);
+    return caller;
+  }
+
+  /** A decode-only Web UI codec token for an operator, valid for `ttlMs`; 404 when CODEC_TOKEN_SECRET is unset. */
+  issueUiCodecToken(operator: string, ttlMs: number, now: number = Date.now()): { token: string; expiresAt: Date } {
+    const secret = this.requireCodecTokenSecret();
+    const expiresAt = new Date(now + ttlMs);
+    return { token: signCodecToken(secret, operator, expiresAt), expiresAt };
+  }
+
+  /**
+   * The operator behind a Web UI codec token, or a 401: forged, expired, or issued to a name no longer in
+   * OPERATOR_API_KEYS (removing a person's entry revokes their tokens).
+   */
+  authenticateUiCodecToken(token: string): Extract<Caller, { role: 'operator' }> {
+    const verified = verifyCodecToken(this.requireCodecTokenSecret(), token);
+    if (!verified || !this.operatorNames.has(verified.operator)) {
+      throw new ApiError(401, 'unauthorized', 'the codec token is not valid or has expired; ask for a new one');
+    }
+    return { role: 'operator', name: verified.operator };
+  }
+
+  private requireCodecTokenSecret(): string {
+    if (!this.codecTokenSecret) {
+      throw new ApiError(404, 'not_found', 'Web UI codec tokens are off: the server has no CODEC_TOKEN_SECRET');
+    }
+    return this.codecTokenSecret;
   }
 }

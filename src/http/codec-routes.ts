@@ -24,8 +24,10 @@ const codecBody = z.object({
 type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
 
 /**
- * Temporal's remote codec protocol for operators: the Web UI and `temporal workflow show --codec-endpoint`
- * send encrypted payloads and get them back readable. Operator keys only.
+ * Temporal's remote codec protocol for operators. `/codec/decode` and `/codec/encode` take an operator's API key
+ * (`temporal workflow show --codec-endpoint … --codec-auth "Bearer …"`); the Web UI, which cannot send one, uses
+ * `/codec/ui/{token}/decode` with an expiring, decode-only token (codec-token.ts). Every call is logged with the
+ * operator's name and the workflows concerned, never the payloads.
  */
 export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOrigins }: CodecRouteDeps): void {
   const allowed = new Set(corsOrigins);
@@ -43,14 +45,13 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
     if (request.method === 'OPTIONS') return reply.status(204).send();
   });
 
-  const authorize = (request: FastifyRequest) => {
-    const { uiToken } = request.params as { uiToken?: string };
-    const caller = uiToken === undefined ? keys.authenticate(request) : keys.authenticateUiCodecToken(uiToken);
-    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can use the codec');
-  };
-
-  const route = (action: 'encode' | 'decode') => async (request: FastifyRequest, reply: FastifyReply) => {
-    authorize(request);
+  const run = async (
+    action: 'encode' | 'decode',
+    via: 'api' | 'web-ui',
+    operator: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
     const body = codecBody.safeParse(request.body);
     if (!body.success) throw validationError(body.error, 'send {"payloads":[{"metadata":{…},"data":"…"}]}');
     let payloads: Payload[];
@@ -59,15 +60,65 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
     } catch {
       throw new ApiError(400, 'codec_failed', `the payloads cannot be ${action}d with the configured keys`);
     }
+    const plain = action === 'decode' ? payloads : body.data.payloads.map(fromJson);
+    request.log.info(
+      { operator, via, namespace: namespaceOf(request), payloads: payloads.length, ...workflowIdsIn(plain) },
+      `codec ${action}`,
+    );
     return reply.send({ payloads: payloads.map(toJson) });
   };
 
-  for (const prefix of ['/codec', '/codec/ui/:uiToken']) {
-    for (const action of ['encode', 'decode'] as const) {
-      app.post(`${prefix}/${action}`, { bodyLimit: CODEC_BODY_LIMIT }, route(action));
-      app.options(`${prefix}/${action}`, (_request, reply) => reply.status(204).send());
-    }
+  const options = { bodyLimit: CODEC_BODY_LIMIT };
+  for (const action of ['encode', 'decode'] as const) {
+    app.post(`/codec/${action}`, options, (request, reply) =>
+      run(action, 'api', keys.authenticateOperator(request, 'use the codec').name, request, reply),
+    );
   }
+  app.post('/codec/ui/:uiToken/decode', options, (request, reply) => {
+    const { uiToken } = request.params as { uiToken: string };
+    return run('decode', 'web-ui', keys.authenticateUiCodecToken(uiToken).name, request, reply);
+  });
+  app.post('/codec/ui/:uiToken/encode', options, () => {
+    throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
+  });
+  for (const path of ['/codec/encode', '/codec/decode', '/codec/ui/:uiToken/encode', '/codec/ui/:uiToken/decode']) {
+    app.options(path, (_request, reply) => reply.status(204).send());
+  }
+}
+
+const NAMESPACE = /^[\w.-]{1,255}$/;
+const MAX_LOGGED_IDS = 20;
+
+function namespaceOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-namespace'];
+  return typeof header === 'string' && NAMESPACE.test(header) ? header : undefined;
+}
+
+/**
+ * The workflow ids readable payloads name: `workflowId` (signed envelopes), `paymentId` (payment inputs), `batchId`
+ * (batch inputs) and a payment's or batch's own `id` (resources). Ids only: nothing else of the payload is kept.
+ */
+function workflowIdsIn(payloads: Payload[]): { workflowIds: string[]; workflowIdCount?: number } {
+  const ids = new Set<string>();
+  for (const payload of payloads) {
+    if (Buffer.from(payload.metadata?.encoding ?? []).toString() !== 'json/plain' || !payload.data) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(Buffer.from(payload.data).toString('utf8'));
+    } catch {
+      continue;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const fields = value as Record<string, unknown>;
+    for (const key of ['workflowId', 'paymentId', 'batchId']) {
+      if (typeof fields[key] === 'string') ids.add(fields[key]);
+    }
+    if (typeof fields.id === 'string' && /^(?:payment|batch)-/.test(fields.id)) ids.add(fields.id);
+  }
+  const all = [...ids];
+  return all.length > MAX_LOGGED_IDS
+    ? { workflowIds: all.slice(0, MAX_LOGGED_IDS), workflowIdCount: all.length }
+    : { workflowIds: all };
 }
 
 function fromJson(payload: JsonPayload): Payload {

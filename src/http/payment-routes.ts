@@ -67,13 +67,13 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
   });
 
   app.post('/v1/payments/:id/resolve', async (request) => {
-    const caller = keys.authenticate(request);
-    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', 'only an operator key can resolve payments');
+    const operator = keys.authenticateOperator(request, 'resolve payments');
     const id = paymentIdOf(request.params);
     const body = resolutionSchema.safeParse(request.body);
     if (!body.success) throw validationError(body.error);
-    const payment = await payments.resolve(id, { ...body.data, operator: 'api' });
-    request.log.info({ paymentId: id, outcome: body.data.outcome }, 'payment resolved by an operator');
+    // The payment's `resolved` event records who (the key's person) and why (the note); the log line only who.
+    const payment = await payments.resolve(id, { ...body.data, operator: operator.name });
+    request.log.info({ outcome: body.data.outcome, operator: operator.name }, 'payment resolved by an operator');
     return payment;
   });
 }

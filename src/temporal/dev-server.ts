@@ -11,8 +11,6 @@ export interface DevServerOptions {
   /** SQLite file to persist to; in memory when absent. */
   dbFile?: string;
   host?: string;
-  /** Codec server the Web UI should use (issue 4 plugs it in). */
-  uiCodecEndpoint?: string;
   log?: (line: string) => void;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -46,7 +44,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...SEARCH_ATTRIBUTE_FLAGS,
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiPort ? ['--ui-port', String(options.uiPort)] : ['--headless']),
-    ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
   const child = spawn(temporalBinary('temporal'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = options.log ?? (() => undefined);

@@ -26,6 +26,10 @@ import { installTestRuntime } from './runtime';
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
 export const OPERATOR_KEY = 'ok_test_0123456789abcdef';
+/** The person OPERATOR_KEY belongs to (OPERATOR_API_KEYS entries are `name:key`). */
+export const OPERATOR_NAME = 'ada.ops';
+/** CODEC_TOKEN_SECRET of the test stacks: signs the Web UI's codec tokens. */
+export const TEST_CODEC_TOKEN_SECRET = 'test-codec-token-secret-0123456789abcdef';
 export const SANDBOX_TOKEN = 'sandbox-test-token';
 /** ENCRYPTION_KEYS of the test stacks (fixed, so tests can decode what they find in Temporal). */
 /** The keys key-rotation.test.ts rotates between; every other process here can read what they sealed. */
@@ -145,10 +149,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: SANDBOX_TOKEN,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
-    OPERATOR_API_KEYS: OPERATOR_KEY,
+    OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     SIGNING_KEYS: TEST_SIGNING_KEYS,
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
     CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
     CALLBACK_TIMEOUT_CARD: '3s',
     CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
