@@ -1,6 +1,7 @@
 import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, workerSchema } from './config';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';
+import { securityOf } from './temporal/connection';
 import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
 import { createRedisVault } from './vault/redis-vault';
@@ -12,8 +13,7 @@ async function main(): Promise<void> {
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const paymentWorker = await createPaymentWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    temporal: config,
     taskQueue: config.TASK_QUEUE,
     keyring: config.ENCRYPTION_KEYS,
     // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
@@ -21,8 +21,9 @@ async function main(): Promise<void> {
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     deps: { provider, cardVault },
   });
+  const { endpoint } = paymentWorker;
   process.stdout.write(
-    `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +
+    `worker: polling task queue ${config.TASK_QUEUE} on ${endpoint.address} (${securityOf(endpoint)}); ` +
       `metrics on http://${config.WORKER_METRICS_ADDRESS}/metrics\n`,
   );
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, parseConfig, temporalSettings } from '../config';
 import { connectClient } from '../temporal/client';
+import { TemporalConnectError } from '../temporal/connect';
+import { temporalEndpoint } from '../temporal/connection';
 import { Batches } from '../temporal/batches';
 import { Payments } from '../temporal/payments';
 
@@ -45,11 +47,13 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
-  const target = `${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`;
+  const endpoint = temporalEndpoint(config);
+  const target = `${endpoint.address} (namespace ${endpoint.namespace})`;
   let connecting: Promise<Client> | undefined;
   const client = () =>
     (connecting ??= connectClient(config).catch((err: unknown) => {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason =
+        err instanceof TemporalConnectError ? err.reason : err instanceof Error ? err.message : String(err);
       throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
     }));
   return {
