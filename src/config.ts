@@ -4,6 +4,7 @@ import { parseKeyring } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
 import { OPERATOR_NAME } from './domain/operator';
 import type { ProviderConfig } from './provider';
+import { ALLOW_PLAINTEXT_LOOPBACK, temporalSettingProblems } from './temporal/connection';
 
 const duration = (fallback: string) =>
   z
@@ -75,10 +76,34 @@ const keyring = z.string().transform((text, ctx) => {
 /** The card vault: a Redis URL (`redis://[:password@]host:port`). */
 const vaultUrl = z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' });
 
+const optional = z.string().min(1).optional();
+const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).optional();
+
+/**
+ * Where Temporal is and how the connection is secured: Temporal's own variables (@temporalio/envconfig), over the
+ * TOML profile when TEMPORAL_CONFIG_FILE or TEMPORAL_PROFILE names one; address and namespace default to
+ * localhost:7233 and default. Checked together by temporalSettingProblems (src/temporal/connection.ts).
+ */
+export const temporalConnectionSettings = {
+  TEMPORAL_ADDRESS: optional,
+  TEMPORAL_NAMESPACE: optional,
+  TEMPORAL_API_KEY: optional,
+  TEMPORAL_TLS: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: optional,
+  TEMPORAL_TLS_CLIENT_CERT_DATA: optional,
+  TEMPORAL_TLS_CLIENT_KEY_PATH: optional,
+  TEMPORAL_TLS_CLIENT_KEY_DATA: optional,
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: optional,
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: optional,
+  TEMPORAL_TLS_SERVER_NAME: optional,
+  TEMPORAL_PROFILE: optional,
+  TEMPORAL_CONFIG_FILE: optional,
+  [ALLOW_PLAINTEXT_LOOPBACK]: flag,
+};
+
 /** Where Temporal is and how payloads are encrypted: every process that talks to Temporal reads these. */
 export const temporalSettings = {
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  ...temporalConnectionSettings,
   TASK_QUEUE: z.string().min(1).default('payments'),
   ENCRYPTION_KEYS: keyring,
   /** Migration only: lets a worker read payloads written before encryption (otherwise refused). */
@@ -243,6 +268,11 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessE
     for (const name of Object.keys(schema.shape)) {
       const problem = productionRules[name]?.(present[name]);
       if (problem && !lines.some((line) => line.startsWith(`  ${name}:`))) lines.push(`  ${name}: ${problem}`);
+    }
+  }
+  if (schema instanceof z.ZodObject && 'TEMPORAL_TLS' in schema.shape) {
+    for (const { setting, problem } of temporalSettingProblems(present, present.NODE_ENV === 'production')) {
+      if (!lines.some((line) => line.startsWith(`  ${setting}:`))) lines.push(`  ${setting}: ${problem}`);
     }
   }
   if (lines.length === 0 && result.success) return result.data;

@@ -1,21 +1,19 @@
 import { Connection } from '@temporalio/client';
 import { z } from 'zod';
-import { loadConfigOrExit } from './config';
+import { loadConfigOrExit, temporalConnectionSettings } from './config';
+import { connectTemporal } from './temporal/connect';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { SearchAttributes } from './workflows/definitions';
 
 // Entry: registers the payment search attributes on an existing cluster (`npm run register-search-attributes`).
 
-const schema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-});
+const schema = z.object(temporalConnectionSettings);
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(schema, 'register-search-attributes');
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const { connection, endpoint } = await connectTemporal(config, (options) => Connection.connect(options));
   try {
-    await registerSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
+    await registerSearchAttributes(connection, endpoint.namespace);
   } catch (err) {
     // Registering twice is fine; anything else is a real failure.
     if (!(err instanceof Error && /already exists/i.test(err.message))) throw err;
@@ -23,7 +21,7 @@ async function main(): Promise<void> {
     await connection.close();
   }
   const names = Object.values(SearchAttributes).map((key) => `${key.name} (${key.type})`);
-  process.stdout.write(`search attributes ready in ${config.TEMPORAL_NAMESPACE}: ${names.join(', ')}\n`);
+  process.stdout.write(`search attributes ready in ${endpoint.namespace}: ${names.join(', ')}\n`);
 }
 
 main().catch((err: unknown) => {

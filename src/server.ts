@@ -68,7 +68,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });
   const readiness = new Readiness(client, {
-    namespace: config.TEMPORAL_NAMESPACE,
+    namespace: client.options.namespace,
     taskQueue: config.TASK_QUEUE,
     providerProblem: () =>
       banks.knownCodes().then(

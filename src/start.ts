@@ -8,6 +8,7 @@ import { WORKER_COMMAND, loadConfigOrExit, operatorKeyList, SANDBOX_TOKEN, start
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
+import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
 import { startDevServer } from './temporal/dev-server';
 import type { DevServer } from './temporal/dev-server';
 import { freePort } from './net/free-port';
@@ -92,12 +93,26 @@ async function waitForHttp(url: string, child: ChildProcess, name: string): Prom
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(startSchema, 'start');
+  // TEMPORAL_ADDRESS or a profile (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE) names an external cluster.
+  const temporal = (() => {
+    try {
+      return temporalEndpoint(process.env);
+    } catch (err) {
+      process.stderr.write(`start: invalid configuration:\n  ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    }
+  })();
   if (process.env.NODE_ENV === 'production') {
     const missing: string[] = GENERATED.filter((name) => !process.env[name]);
     if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
+    if (!temporal.addressConfigured) {
+      missing.push('TEMPORAL_ADDRESS (the embedded Temporal dev server is not for production)');
+    } else {
+      missing.push(...temporalSettingProblems(process.env, true).map((p) => `${p.setting} (${p.problem})`));
+    }
     if (missing.length > 0) {
       process.stderr.write(
-        `start: NODE_ENV=production refuses generated secrets and the sandbox; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
+        `start: NODE_ENV=production refuses generated secrets, the sandbox and the embedded Temporal dev server; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
       );
       process.exit(1);
     }
@@ -169,7 +184,7 @@ async function main(): Promise<void> {
       redis = await startRedisServer(await freePort());
       env.VAULT_URL = redis.url;
     }
-    if (!config.TEMPORAL_ADDRESS) {
+    if (!temporal.addressConfigured) {
       log(`starting the Temporal dev server (data in ${join(dataDir, 'temporal.db')})…`);
       const uiOrigins = [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
       env.CODEC_CORS_ORIGINS ??= uiOrigins.join(',');
@@ -210,7 +225,7 @@ async function main(): Promise<void> {
     '',
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
-    devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${env.TEMPORAL_ADDRESS}`,
+    devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${temporal.address}`,
     `  codec server     ${publicBaseUrl}/codec (operator key: decode and encode)`,
     ...webUiCodecLines(env, publicBaseUrl),
     config.PROVIDER_BASE_URL

@@ -2,6 +2,7 @@ import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, publicBaseUrl, worke
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';
+import { securityOf } from './temporal/connection';
 import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
 import { createRedisVault } from './vault/redis-vault';
@@ -13,8 +14,7 @@ async function main(): Promise<void> {
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const paymentWorker = await createPaymentWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    temporal: config,
     taskQueue: config.TASK_QUEUE,
     keyring: config.ENCRYPTION_KEYS,
     acceptUnencrypted: config.ACCEPT_UNENCRYPTED_PAYLOADS,
@@ -29,8 +29,9 @@ async function main(): Promise<void> {
       callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
     },
   });
+  const { endpoint } = paymentWorker;
   process.stdout.write(
-    `worker: polling task queue ${config.TASK_QUEUE} on ${config.TEMPORAL_ADDRESS}; ` +
+    `worker: polling task queue ${config.TASK_QUEUE} on ${endpoint.address} (${securityOf(endpoint)}); ` +
       `metrics on http://${config.WORKER_METRICS_ADDRESS}/metrics\n`,
   );
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.

@@ -57,8 +57,7 @@ describe('card vault', () => {
     });
     const cardVault = await createRedisVault({ url: vaultUrl, keyring });
     const worker = await createPaymentWorker({
-      address,
-      namespace: 'default',
+      temporal: { TEMPORAL_ADDRESS: address },
       taskQueue: stack.taskQueue,
       keyring,
       workflowBundlePath: bundlePath,

@@ -113,7 +113,7 @@ describe('configuration', () => {
   });
 
   it('NODE_ENV=production refuses the sandbox token, a missing encryption key and a plain-http PUBLIC_BASE_URL', () => {
-    const production = { NODE_ENV: 'production' };
+    const production = { NODE_ENV: 'production', TEMPORAL_TLS: 'true' }; // plaintext Temporal: production.test.ts
     const workerMessage = configError(() =>
       parseConfig(workerSchema, {
         ...worker,

@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, optionalSigningKeys, parseConfig, temporalSettings } from '../config';
 import { connectClient } from '../temporal/client';
+import { TemporalConnectError } from '../temporal/connect';
+import { temporalEndpoint } from '../temporal/connection';
 import { Batches } from '../temporal/batches';
 import { Payments } from '../temporal/payments';
 
@@ -62,8 +64,13 @@ export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => v
       .then(() => connectClient(settings()))
       .catch((err: unknown) => {
         if (err instanceof CliError) throw err;
-        const reason = err instanceof Error ? err.message : String(err);
-        throw new CliError(`cannot reach Temporal at ${target}: ${reason}`, EXIT.unavailable);
+        const endpoint = temporalEndpoint(settings());
+        const reason =
+          err instanceof TemporalConnectError ? err.reason : err instanceof Error ? err.message : String(err);
+        throw new CliError(
+          `cannot reach Temporal at ${endpoint.address} (namespace ${endpoint.namespace}): ${reason}`,
+          EXIT.unavailable,
+        );
       }));
   return {
     target,

@@ -31,7 +31,9 @@ const EXIT_CODE: Record<PaymentError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch; codec-url for the Web UI. Uses TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE.',
+      'Operate payments and payout batches: list, show, resolve, stuck, batch; codec-url for the Web UI. Uses ' +
+        'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
+        'TEMPORAL_API_KEY, TEMPORAL_PROFILE).',
     )
     .option('--json', 'print JSON instead of tables')
     .showHelpAfterError()

@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Keyring } from '../crypto/keyring';
+import { connectTemporal } from './connect';
+import type { TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
 
-export interface TemporalTarget {
-  TEMPORAL_ADDRESS: string;
-  TEMPORAL_NAMESPACE: string;
+export interface TemporalTarget extends TemporalSettings {
   /** Encrypts every payload this client sends and decrypts what it reads. */
   ENCRYPTION_KEYS: Keyring;
   /** Migration only: plain payloads are read instead of refused. */
@@ -13,10 +13,10 @@ export interface TemporalTarget {
 
 /** Connects a Temporal client to the configured cluster and namespace, with the encrypting data converter. */
 export async function connectClient(target: TemporalTarget): Promise<Client> {
-  const connection = await Connection.connect({ address: target.TEMPORAL_ADDRESS });
+  const { connection, endpoint } = await connectTemporal(target, (options) => Connection.connect(options));
   return new Client({
     connection,
-    namespace: target.TEMPORAL_NAMESPACE,
+    namespace: endpoint.namespace,
     dataConverter: createDataConverter(target.ENCRYPTION_KEYS, {
       acceptUnencrypted: target.ACCEPT_UNENCRYPTED_PAYLOADS,
     }),

@@ -7,11 +7,13 @@ import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
+import { connectTemporal } from './connect';
+import type { TemporalEndpoint, TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
 
 export interface PaymentWorkerOptions {
-  address: string;
-  namespace: string;
+  /** Where Temporal is and how to reach it (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key, profile). */
+  temporal: TemporalSettings;
   taskQueue: string;
   /** Encrypts every payload the worker sends and decrypts what it reads (ENCRYPTION_KEYS). */
   keyring: Keyring;
@@ -28,13 +30,16 @@ export interface PaymentWorkerOptions {
 
 export interface PaymentWorker {
   worker: Worker;
+  /** The Temporal cluster and namespace it polls, and how the connection is secured. */
+  endpoint: TemporalEndpoint;
   /** Runs until the worker shuts down (SIGINT/SIGTERM or `worker.shutdown()`), then closes its connection. */
   run(): Promise<void>;
 }
 
 /** Creates the payment worker: the payment and batch workflows and the activities built around their dependencies. */
 export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
-  const connection = await NativeConnection.connect({ address: options.address });
+  const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
+  const { namespace } = endpoint;
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
@@ -44,10 +49,10 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     acceptUnencrypted: options.acceptUnencrypted,
     onRefused: options.onRefused,
   });
-  const client = new Client({ connection, namespace: options.namespace, dataConverter });
+  const client = new Client({ connection, namespace, dataConverter });
   const worker = await Worker.create({
     connection,
-    namespace: options.namespace,
+    namespace,
     taskQueue: options.taskQueue,
     activities: {
       ...createPaymentActivities({
@@ -62,6 +67,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
   });
   return {
     worker,
+    endpoint,
     run: async () => {
       try {
         await worker.run();

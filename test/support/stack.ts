@@ -176,8 +176,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     provider = createProviderClient(providerConfig(workerConfig));
     cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
     worker = await createPaymentWorker({
-      address,
-      namespace: 'default',
+      temporal: workerConfig,
       taskQueue,
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,

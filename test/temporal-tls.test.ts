@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { WORKER_COMMAND } from '../src/config';
+import { freePort } from './support/free-port';
+import { ops } from './support/ops';
+import { paymentRequest } from './support/requests';
+import { startStack, testEnvironment } from './support/stack';
+import type { Stack } from './support/stack';
+import { startTlsTemporal } from './support/tls-temporal';
+import type { TlsTemporal } from './support/tls-temporal';
+import { startWorkerProcess } from './support/worker-process';
+
+// A Temporal that accepts only mTLS: the worker process, the server and the operator CLI reach it with Temporal's
+// TLS settings and a payment completes through it; a plaintext or certificate-less connection is refused and the
+// error names the setting to change.
+
+let temporal: TlsTemporal;
+let stack: Stack | undefined;
+let worker: ChildProcess | undefined;
+
+before(async () => {
+  temporal = await startTlsTemporal();
+});
+after(async () => {
+  worker?.kill('SIGKILL');
+  await stack?.close();
+  await temporal?.stop();
+});
+
+/** The stack's worker settings without any Temporal setting, its own metrics port, plus `env`. */
+async function workerEnvWith(env: Record<string, string>): Promise<Record<string, string>> {
+  const base = Object.entries(stack?.workerEnv ?? {}).filter(([name]) => !name.startsWith('TEMPORAL_'));
+  return { ...Object.fromEntries(base), WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`, ...env };
+}
+
+/** Runs node with these arguments until it exits (killed after 30 s); its exit code and output. */
+function runNode(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+const runWorker = (env: Record<string, string>) => runNode([...WORKER_COMMAND], env);
+const runEntry = (entry: string, env: Record<string, string>) =>
+  runNode(['--import', 'tsx', join(__dirname, '..', 'src', entry)], env);
+
+it('the worker process and the server connect over mTLS; a payment completes; the CLI and registration connect too', async () => {
+  stack = await startStack({ withoutWorker: true, env: temporal.mtlsEnv });
+  worker = await startWorkerProcess(stack.workerEnv);
+  const created = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '00'));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const payment = await stack.waitForStatus(created.body.id, ['succeeded', 'failed', 'needs_review']);
+  assert.equal(payment.status, 'succeeded');
+
+  const show = await ops(['show', payment.id, '--json'], temporal.mtlsEnv);
+  assert.equal(show.code, 0, show.stderr);
+  assert.equal((JSON.parse(show.stdout) as { payment: { status: string } }).payment.status, 'succeeded');
+
+  const register = await runEntry('register-search-attributes.ts', temporal.mtlsEnv);
+  assert.equal(register.code, 0, register.output);
+  assert.match(register.output, /search attributes ready in default: PaymentStatus \(KEYWORD\)/);
+
+  // Server (gRPC-js), worker (Core), CLI and registration each opened a connection with the client certificate.
+  assert.ok(temporal.accepted.length >= 4, `accepted ${temporal.accepted.length} connections`);
+  assert.ok(temporal.accepted.every((name) => name === 'payments'));
+  assert.deepEqual(temporal.refused, [], 'no connection was refused');
+});
+
+it('a worker without TLS, client certificate, CA or server name, or with TLS to a plaintext server, names the setting', async () => {
+  const { TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, ...withoutClientCert } = temporal.mtlsEnv;
+  const { TEMPORAL_TLS_SERVER_CA_CERT_PATH, ...withoutCa } = temporal.mtlsEnv;
+  const { TEMPORAL_TLS_SERVER_NAME: _name, ...withoutServerName } = temporal.mtlsEnv;
+  assert.ok(TEMPORAL_TLS_CLIENT_CERT_PATH && TEMPORAL_TLS_CLIENT_KEY_PATH && TEMPORAL_TLS_SERVER_CA_CERT_PATH);
+  const at = `worker: cannot connect to Temporal at ${temporal.address.replace(/\./g, '\\.')}`;
+  const cases = [
+    {
+      env: { TEMPORAL_ADDRESS: temporal.address },
+      message: new RegExp(`${at} \\(plaintext\\): the server requires TLS .*: set TEMPORAL_TLS=true`),
+      refusal: 'ERR_SSL_WRONG_VERSION_NUMBER',
+    },
+    {
+      env: withoutClientCert,
+      message: new RegExp(
+        `${at} \\(TLS\\): the server requires a client certificate \\(mTLS\\): ` +
+          'set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH',
+      ),
+      refusal: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE',
+    },
+    {
+      env: withoutCa,
+      message: new RegExp(
+        `${at} \\(mTLS\\): the server's certificate is not signed by a trusted CA .*: set TEMPORAL_TLS_SERVER_CA_CERT_PATH`,
+      ),
+      refusal: undefined, // the client hangs up on the server's certificate
+    },
+    {
+      env: withoutServerName,
+      message: new RegExp(
+        `${at} \\(mTLS\\): the server's certificate is for another name: set TEMPORAL_TLS_SERVER_NAME`,
+      ),
+      refusal: undefined,
+    },
+    {
+      env: { TEMPORAL_ADDRESS: testEnvironment().address, TEMPORAL_TLS: 'true' },
+      message: new RegExp(
+        `worker: cannot connect to Temporal at ${testEnvironment().address.replace(/\./g, '\\.')} \\(TLS\\): ` +
+          'the server does not answer TLS: set TEMPORAL_TLS=false',
+      ),
+      refusal: undefined, // the shared dev server: plaintext, no TLS endpoint in front
+    },
+  ];
+  for (const { env, message, refusal } of cases) {
+    const refusedBefore = temporal.refused.length;
+    const run = await runWorker(await workerEnvWith(env));
+    assert.equal(run.code, 1, run.output);
+    assert.match(run.output, message);
+    assert.ok(!run.output.includes('BEGIN'), 'no certificate or key printed');
+    if (refusal) assert.ok(temporal.refused.slice(refusedBefore).includes(refusal), temporal.refused.join(', '));
+  }
+  assert.ok(
+    temporal.accepted.every((name) => name === 'payments'),
+    'only the client certificate got through',
+  );
+});
+
+it('the operator CLI without a client certificate exits 5 and says what to set', async () => {
+  const { TEMPORAL_TLS_CLIENT_CERT_PATH: _cert, TEMPORAL_TLS_CLIENT_KEY_PATH: _key, ...env } = temporal.mtlsEnv;
+  const run = await ops(['list'], env);
+  assert.equal(run.code, 5);
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `^ops: cannot reach Temporal at ${temporal.address.replace(/\./g, '\\.')} \\(namespace default\\): ` +
+        'the server requires a client certificate \\(mTLS\\): set TEMPORAL_TLS_CLIENT_CERT_PATH',
+    ),
+  );
+});
