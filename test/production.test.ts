@@ -10,6 +10,7 @@ import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema } from '../src/co
 // NODE_ENV=production: each process refuses to start on development settings and names what is wrong.
 
 const KEY = `prod-1:${Buffer.alloc(32, 3).toString('base64')}`;
+const SIGNING_KEY = `prod-sign-1:${Buffer.alloc(32, 4).toString('base64')}`;
 const dataDir = mkdtempSync(join(tmpdir(), 'production-test-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -92,6 +93,9 @@ describe('production refuses development settings', () => {
       PROVIDER_BASE_URL: 'https://provider.example',
       PROVIDER_TOKEN: 'real-provider-token',
       ENCRYPTION_KEYS: KEY,
+      SIGNING_KEYS: SIGNING_KEY,
+      CALLBACK_SECRET: 'c'.repeat(40),
+      PUBLIC_BASE_URL: 'https://pay.example',
       VAULT_URL: 'redis://127.0.0.1:1',
       TEMPORAL_ADDRESS: 'temporal.internal:7233',
       TEMPORAL_API_KEY: 'temporal-api-key-0123456789',
@@ -107,9 +111,10 @@ describe('production: Temporal only over TLS, plaintext only on loopback and onl
   const server = {
     NODE_ENV: 'production',
     MERCHANT_API_KEYS: 'acme:prod-merchant-key-0123456789',
-    OPERATOR_API_KEYS: 'prod-operator-key-0123456789',
+    OPERATOR_API_KEYS: 'ada:prod-operator-key-0123456789',
     CALLBACK_SECRET: 'c'.repeat(40),
     ENCRYPTION_KEYS: KEY,
+    SIGNING_KEYS: SIGNING_KEY,
     VAULT_URL: 'redis://127.0.0.1:1',
     PUBLIC_BASE_URL: 'https://pay.example',
     PROVIDER_BASE_URL: 'https://provider.example',

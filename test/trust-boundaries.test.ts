@@ -85,6 +85,17 @@ async function paymentNow(id: string): Promise<PaymentResource> {
   return response.body;
 }
 
+/** The payment once it has recorded `count` rejected callbacks (or after 10 s, for the assertions to explain). */
+async function afterRejections(id: string, count: number): Promise<PaymentResource> {
+  const deadline = Date.now() + 10_000;
+  let now = await paymentNow(id);
+  while (now.events.filter((e) => e.type === 'callback_rejected').length < count && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    now = await paymentNow(id);
+  }
+  return now;
+}
+
 describe('trust boundaries', () => {
   it('a plain-JSON signal sent with the temporal CLI is refused by the codec and settles nothing', async () => {
     const payment = await waitingPayment();
@@ -166,12 +177,7 @@ describe('trust boundaries', () => {
       input: copied,
       identity: 'attacker',
     });
-    const deadline = Date.now() + 10_000;
-    let now = await paymentNow(victim.id);
-    while (!now.events.some((e) => e.type === 'callback_rejected') && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      now = await paymentNow(victim.id);
-    }
+    const now = await afterRejections(victim.id, 1);
     assert.equal(now.status, 'pending');
     assert.match(
       now.events.find((e) => e.type === 'callback_rejected')?.message ?? '',
@@ -203,12 +209,7 @@ describe('trust boundaries', () => {
     await signal(forgedCallback);
     const genuine = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', victim.id, forgedCallback);
     await signal({ ...genuine, body: { ...forgedCallback, message: 'tampered' }, signature: genuine.signature });
-    const deadline = Date.now() + 10_000;
-    let now = await paymentNow(victim.id);
-    while (now.events.filter((e) => e.type === 'callback_rejected').length < 2 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      now = await paymentNow(victim.id);
-    }
+    const now = await afterRejections(victim.id, 2);
     assert.equal(now.status, 'pending');
     assert.deepEqual(
       now.events.filter((e) => e.type === 'callback_rejected').map((e) => e.message),
@@ -252,12 +253,7 @@ describe('trust boundaries', () => {
     assert.equal(await send('status=1&message=paid&amount=12.5&transaction_id=999999'), 200);
     // Scenario 33 stays pending at the provider: the status query does not confirm a success without an amount.
     assert.equal(await send(`status=1&message=paid&transaction_id=${payment.provider.transaction_id}`), 200);
-    const deadline = Date.now() + 10_000;
-    let now = await paymentNow(payment.id);
-    while (now.events.filter((e) => e.type === 'callback_rejected').length < 2 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      now = await paymentNow(payment.id);
-    }
+    const now = await afterRejections(payment.id, 2);
     assert.equal(now.status, 'pending');
     assert.deepEqual(
       now.events.filter((e) => e.type === 'callback_rejected').map((e) => e.message),
