@@ -42,7 +42,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const payments = new Payments(client, {
     taskQueue: config.TASK_QUEUE,
     creation: {
-      fingerprintSecret: config.CALLBACK_SECRET,
+      fingerprintSecret: config.FINGERPRINT_SECRET,
       timingFor: timing,
       callbackUrlFor,
       initiationWaitMs: config.INITIATION_WAIT,
@@ -51,7 +51,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   });
   const batches = new Batches(client, {
     taskQueue: config.TASK_QUEUE,
-    fingerprintSecret: config.CALLBACK_SECRET,
+    fingerprintSecret: config.FINGERPRINT_SECRET,
     bankCreditTiming: timing('bank_credit'),
     callbackUrlFor,
     concurrency: config.BATCH_CONCURRENCY,
@@ -71,11 +71,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const readiness = new Readiness(client, {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
-    providerProblem: () =>
-      banks.knownCodes().then(
-        () => undefined,
-        (err: unknown) => `its bank list cannot be fetched (${err instanceof Error ? err.message : String(err)})`,
-      ),
+    providerCheck: () => banks.knownCodes(),
   });
   const app = buildApp({
     payments,
@@ -83,14 +79,14 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS),
-    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
+    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date(), maxAmount: config.MERCHANT_MAX_AMOUNTS },
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
     readiness,
     codec: { codec: new EncryptionCodec(config.ENCRYPTION_KEYS), corsOrigins: config.CODEC_CORS_ORIGINS },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
-  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
   return {
     app,
     payments,

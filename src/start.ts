@@ -3,7 +3,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { WORKER_COMMAND, loadConfigOrExit, SANDBOX_TOKEN, startSchema } from './config';
+import {
+  WORKER_COMMAND,
+  loadConfigOrExit,
+  productionProblems,
+  serverSchema,
+  startSchema,
+  workerSchema,
+} from './config';
 import { generateKeyEntry } from './crypto/keyring';
 import { uiCodecToken } from './http/auth';
 import { startDevServer } from './temporal/dev-server';
@@ -18,11 +25,19 @@ interface LocalSecrets {
   merchantKey: string;
   operatorKey: string;
   callbackSecret: string;
+  fingerprintSecret: string;
   encryptionKeys: string;
+  sandboxToken: string;
 }
 
 /** Settings `npm start` generates outside production; in production each must be set. */
-const GENERATED = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'ENCRYPTION_KEYS'] as const;
+const GENERATED = [
+  'MERCHANT_API_KEYS',
+  'OPERATOR_API_KEYS',
+  'CALLBACK_SECRET',
+  'FINGERPRINT_SECRET',
+  'ENCRYPTION_KEYS',
+] as const;
 
 function log(message: string): void {
   process.stdout.write(`[start] ${message}\n`);
@@ -36,8 +51,11 @@ function localSecrets(dataDir: string): LocalSecrets {
     merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
     operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
     callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
+    // Secrets added since a data directory was made are generated on its next start.
+    fingerprintSecret: kept.fingerprintSecret ?? randomBytes(32).toString('base64url'),
     // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
+    sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
@@ -45,12 +63,17 @@ function localSecrets(dataDir: string): LocalSecrets {
   return secrets;
 }
 
-async function waitForHttp(url: string, child: ChildProcess, name: string): Promise<void> {
+async function waitForHttp(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
     try {
-      const response = await fetch(url);
+      const response = await fetch(url, { headers });
       if (response.status < 500) return;
     } catch {
       // not listening yet
@@ -60,11 +83,18 @@ async function waitForHttp(url: string, child: ChildProcess, name: string): Prom
   throw new Error(`${name} did not answer on ${url} within 60s`);
 }
 
+/** How to reach a listening host from this machine: a wildcard address as localhost. */
+function shownHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit(startSchema, 'start');
   if (process.env.NODE_ENV === 'production') {
     const missing: string[] = GENERATED.filter((name) => !process.env[name]);
     if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
+    const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
+    missing.push(...productionProblems(process.env, names).map((line) => line.trim()));
     if (missing.length > 0) {
       process.stderr.write(
         `start: NODE_ENV=production refuses generated secrets and the sandbox; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
@@ -86,9 +116,12 @@ async function main(): Promise<void> {
     generated.push(`operator key: ${secrets.operatorKey}`);
   }
   env.CALLBACK_SECRET ??= secrets.callbackSecret;
+  env.FINGERPRINT_SECRET ??= secrets.fingerprintSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   const operatorKey = env.OPERATOR_API_KEYS.split(',')[0]!.trim();
+  // The sandbox's token guards its ledger (callback URLs, names, phone numbers) as well as its provider API.
+  const sandboxToken = env.PROVIDER_TOKEN ?? secrets.sandboxToken;
 
   const children: { name: string; child: ChildProcess }[] = [];
   let devServer: DevServer | undefined;
@@ -153,13 +186,15 @@ async function main(): Promise<void> {
       const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
       const sandbox = launch('sandbox', tsx('sandbox/main.ts'), {
         SANDBOX_PORT: String(config.SANDBOX_PORT),
-        SANDBOX_TOKEN,
+        SANDBOX_TOKEN: sandboxToken,
         SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
       });
-      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox');
+      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox', {
+        authorization: `Bearer ${sandboxToken}`,
+      });
       Object.assign(env, {
         PROVIDER_BASE_URL: sandboxUrl,
-        PROVIDER_TOKEN: env.PROVIDER_TOKEN ?? SANDBOX_TOKEN,
+        PROVIDER_TOKEN: sandboxToken,
         PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
         PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
       });
@@ -181,9 +216,10 @@ async function main(): Promise<void> {
     `  codec server     ${publicBaseUrl}/codec (operator key; the Web UI decodes through it)`,
     config.PROVIDER_BASE_URL
       ? `  provider         ${config.PROVIDER_BASE_URL}`
-      : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
+      : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions (authorization: Bearer ` +
+        `${env.PROVIDER_TOKEN === secrets.sandboxToken ? secrets.sandboxToken : '$PROVIDER_TOKEN'})`,
     `  health           http://localhost:${config.PORT}/readyz`,
-    `  metrics          http://localhost:${config.METRICS_PORT}/metrics (server), ` +
+    `  metrics          http://${shownHost(config.METRICS_HOST)}:${config.METRICS_PORT}/metrics (server), ` +
       `http://${config.WORKER_METRICS_ADDRESS.replace(/^0\.0\.0\.0:/, 'localhost:')}/metrics (worker)`,
     ...generated.map((line) => `  ${line}`),
     '',

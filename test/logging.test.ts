@@ -54,6 +54,7 @@ before(async () => {
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
     CALLBACK_SECRET: 'log-test-callback-secret-0123456789abcdef',
+    FINGERPRINT_SECRET: 'log-test-fingerprint-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
   });
   const deadline = Date.now() + 30_000;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -39,8 +39,10 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   assert.match(first.output(), /codec server\s+http:\/\/localhost:\d+\/codec/);
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(first.output())?.[1];
   assert.ok(key, first.output());
-  const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
+  const secretsFile = join(dataDir, 'secrets.json');
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
   assert.equal(secrets.merchantKey, key);
+  assert.notEqual(secrets.fingerprintSecret, secrets.callbackSecret, 'one secret per purpose');
 
   // The embedded Web UI decodes through the server's codec endpoint, from its own origin.
   const uiSettings = await request(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/api/v1/settings`);
@@ -83,14 +85,30 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   await waitFor(waiting.body.id, 'pending');
   assert.equal(await stopSystem(first.child), 0);
 
+  // A data directory from before FINGERPRINT_SECRET (and the generated sandbox token) gets them on its next start.
+  const { fingerprintSecret: _fingerprint, sandboxToken: _token, ...older } = secrets;
+  writeFileSync(secretsFile, JSON.stringify(older));
   const second = await startSystem(env);
   running = second.child;
   assert.ok(second.output().includes(key), 'the same keys after a restart');
   // The worker may still be bundling its workflows (503 until it answers queries): wait for the states.
   assert.equal((await waitFor(done.body.id, 'succeeded')).status, 'succeeded');
   assert.equal((await waitFor(waiting.body.id, 'pending')).status, 'pending');
+  const renewed = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+  assert.equal(renewed.merchantKey, key);
+  assert.match(renewed.fingerprintSecret ?? '', /^[\w-]{43}$/);
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
-  const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
+  // The sandbox's ledger shows callback URLs: only with the sandbox token, which npm start prints next to it.
+  const [, ledgerUrl, sandboxToken] =
+    /sandbox ledger\s+(\S+) \(authorization: Bearer (\S+)\)/.exec(second.output()) ?? [];
+  assert.ok(ledgerUrl && sandboxToken, second.output());
+  assert.equal(sandboxToken, renewed.sandboxToken);
+  const refused = await request(ledgerUrl);
+  assert.equal(refused.statusCode, 401);
+  await refused.body.dump();
+  const ledger = (await (
+    await request(ledgerUrl, { headers: { authorization: `Bearer ${sandboxToken}` } })
+  ).body.json()) as {
     callback_url: string;
   }[];
   const callbackUrl = ledger.find((t) => t.callback_url.includes(waiting.body.id))?.callback_url;

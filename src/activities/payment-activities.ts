@@ -34,18 +34,13 @@ export function createPaymentActivities({ provider, cardVault }: PaymentActivity
      * A card payment's data leaves the vault here, for good: the CVV is never kept past this first use.
      */
     async initiatePayment(input: InitiationInput): Promise<ProviderAck> {
-      const request = await attachCard(input.request, cardVault);
+      const request = await attachCard(input.request, cardVault).catch(() => {
+        throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
+      });
       if (!request) {
-        const failure: Failure = {
-          code: 'card_data_unavailable',
-          message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
-        };
-        throw ApplicationFailure.create({
-          type: FailureTypes.rejected,
-          message: failure.message,
-          nonRetryable: true,
-          details: [failure],
-        });
+        throw cardDataUnavailable(
+          'the card data expired or was already used before initiation; nothing was sent to the provider',
+        );
       }
       let ack: ProviderAck;
       try {
@@ -81,6 +76,12 @@ export function createPaymentActivities({ provider, cardVault }: PaymentActivity
 }
 
 export type PaymentActivities = ReturnType<typeof createPaymentActivities>;
+
+/** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */
+function cardDataUnavailable(message: string): ApplicationFailure {
+  const failure: Failure = { code: 'card_data_unavailable', message };
+  return ApplicationFailure.create({ type: FailureTypes.rejected, message, nonRetryable: true, details: [failure] });
+}
 
 function initiationFailure(err: unknown): ApplicationFailure {
   if (!(err instanceof ProviderError)) {

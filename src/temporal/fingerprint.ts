@@ -1,10 +1,23 @@
 import { createHmac } from 'node:crypto';
+import type { PaymentRequest } from '../domain/requests';
 
 /** A keyed digest of a request, kept in a workflow's memo to tell a repeated request from a reused reference. */
 export function requestFingerprint(secret: string, scope: string, request: unknown): string {
   return createHmac('sha256', secret)
     .update(`${scope}:${canonicalJson(request)}`)
     .digest('base64url');
+}
+
+/**
+ * A payment request's fingerprint, without its card data: re-sending a card payment's reference with a guessed card
+ * number or expiry answers exactly as with the right one (no oracle), and nothing derived from the CVV is kept.
+ */
+export function paymentFingerprint(secret: string, merchantId: string, request: PaymentRequest): string {
+  const kept =
+    request.type === 'card_payment'
+      ? { ...request, card_number: undefined, card_cvv: undefined, expiry_month: undefined, expiry_year: undefined }
+      : request;
+  return requestFingerprint(secret, `request:${merchantId}`, kept);
 }
 
 function canonicalJson(value: unknown): string {

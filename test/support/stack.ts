@@ -120,6 +120,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
     OPERATOR_API_KEYS: OPERATOR_KEY,
     CALLBACK_SECRET: 'test-callback-secret-0123456789abcdef',
+    FINGERPRINT_SECRET: 'test-fingerprint-secret-0123456789abcdef',
     CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
     CALLBACK_TIMEOUT_CARD: '3s',
     CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
@@ -168,7 +169,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const sandboxGet = async <T>(path: string): Promise<T> => {
-    const response = await request(`${sandbox.url}${path}`);
+    const response = await request(`${sandbox.url}${path}`, {
+      headers: { authorization: `Bearer ${options.sandbox?.token ?? SANDBOX_TOKEN}` },
+    });
+    if (response.statusCode !== 200) throw new Error(`sandbox ${path} answered ${response.statusCode}`);
     return (await response.body.json()) as T;
   };
 
