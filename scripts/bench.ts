@@ -82,6 +82,7 @@ async function main(): Promise<number> {
       MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
       OPERATOR_API_KEYS: `bench:${OPERATOR_KEY}`,
       CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
+      FINGERPRINT_SECRET: 'bench-fingerprint-secret-0123456789abcdef',
       BATCH_CONCURRENCY: CONCURRENCY,
     }),
   );

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { estimatedEntropyBits, MIN_ENTROPY_BITS } from './crypto/entropy';
 import { parseKeyring } from './crypto/keyring';
+import type { EncryptionKey } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
 import { OPERATOR_NAME } from './domain/operator';
 import type { ProviderConfig } from './provider';
@@ -23,14 +25,56 @@ const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).def
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).transform((u) => u.replace(/\/+$/, ''));
 const secret = (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`);
 
-const merchantKey = z
+const MERCHANT_ENTRY = /^([a-z0-9]{1,32}):(\S{16,})$/;
+
+/** `merchant_id:key,…`; a bad entry is named by its position, never echoed (it may hold a key). */
+const merchantKeys = z.string().transform((text, ctx) => {
+  const entries = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one key' });
+  return entries.map((entry, index) => {
+    const match = MERCHANT_ENTRY.exec(entry);
+    if (!match) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `entry ${index + 1} is not \`merchant_id:key\` (merchant id 1–32 lowercase letters or digits, key ≥ 16 characters)`,
+      });
+    }
+    return { merchantId: match?.[1] ?? '', key: match?.[2] ?? '' };
+  });
+});
+
+/** The largest amount one payment or batch item may have when MERCHANT_MAX_AMOUNTS names no limit for a merchant. */
+export const DEFAULT_MAX_AMOUNT = 1_000_000;
+
+/** `merchant_id:amount,…,*:amount`: each merchant's largest amount per payment or batch item; `*` for the others. */
+const maxAmounts = z
   .string()
-  .regex(/^(?:[a-z0-9]{1,32}:)?\S{16,}$/, 'each entry is `merchant_id:key` or `key`, the key at least 16 characters')
-  .transform((entry) => {
-    const colon = entry.indexOf(':');
-    return colon > 0 && colon <= 32 && /^[a-z0-9]+$/.test(entry.slice(0, colon))
-      ? { merchantId: entry.slice(0, colon), key: entry.slice(colon + 1) }
-      : { merchantId: 'default', key: entry };
+  .default(`*:${DEFAULT_MAX_AMOUNT}`)
+  .transform((text, ctx) => {
+    const limits = new Map<string, number>();
+    text
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .forEach((entry, index) => {
+        const match = /^(\*|[a-z0-9]{1,32}):(\d{1,13}(?:\.\d{1,2})?)$/.exec(entry);
+        const amount = Number(match?.[2]);
+        if (!match?.[1] || !(amount >= 0.01)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `entry ${index + 1} is not \`merchant_id:amount\` or \`*:amount\` (an amount ≥ 0.01, two decimals at most)`,
+          });
+        } else if (limits.has(match[1])) {
+          ctx.addIssue({ code: 'custom', message: `"${match[1]}" appears twice` });
+        } else {
+          limits.set(match[1], amount);
+        }
+      });
+    const others = limits.get('*') ?? DEFAULT_MAX_AMOUNT;
+    return (merchantId: string): number => limits.get(merchantId) ?? others;
   });
 
 const commaList = z.string().transform((text) =>
@@ -166,7 +210,7 @@ export const WORKFLOW_BUNDLE = resolve(__dirname, '..', 'dist', 'workflow-bundle
 
 const hostPort = z
   .string()
-  .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
+  .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:9464')
   .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
 
 export const workerSchema = z.object({
@@ -176,7 +220,7 @@ export const workerSchema = z.object({
   PORT: port(3000),
   ...provider,
   ...logging,
-  WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
+  WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
   VAULT_URL: vaultUrl,
@@ -189,12 +233,15 @@ export const serverSchema = z.object({
   PORT: port(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   METRICS_PORT: port(9465),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   ...signing,
   ...callbacks,
-  MERCHANT_API_KEYS: commaList.pipe(z.array(merchantKey).min(1, 'needs at least one key')),
+  MERCHANT_API_KEYS: merchantKeys,
+  MERCHANT_MAX_AMOUNTS: maxAmounts,
   OPERATOR_API_KEYS: operatorKeyList,
   /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
   CODEC_TOKEN_SECRET: secret(32).optional(),
+  FINGERPRINT_SECRET: secret(32),
   VOUCHER_CHANNELS: commaList
     .pipe(
       z.array(
@@ -243,15 +290,97 @@ export function publicBaseUrl(config: { PUBLIC_BASE_URL?: string; PORT: number }
 /** The sandbox's default bearer token (`npm start` hands it to the worker); never a real provider's. */
 export const SANDBOX_TOKEN = 'sandbox-token';
 
+/** Why a secret is too weak for production (shorter than 32 characters, or a placeholder), or undefined. */
+function weakness(secret: string): string | undefined {
+  if (secret.length < 32) return 'is shorter than 32 characters';
+  if (estimatedEntropyBits(secret) < MIN_ENTROPY_BITS) return 'is low in entropy (one character or a pattern repeated)';
+  return undefined;
+}
+
+const weakSecret = (v: string | undefined) => {
+  const problem = v === undefined ? undefined : weakness(v);
+  return problem && `${problem}: production needs a random value of 32 characters or more`;
+};
+
+/** The first weak key of a comma-separated list, named by position. */
+const weakEntry = (secretOf: (entry: string) => string) => (v: string | undefined) => {
+  const entries = (v ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const [index, entry] of entries.entries()) {
+    const problem = weakness(secretOf(entry));
+    if (problem)
+      return `the key of entry ${index + 1} ${problem}: production needs keys of 32 random characters or more`;
+  }
+  return undefined;
+};
+
+/** Repeated or low-entropy keys in ENCRYPTION_KEYS, named by id (a malformed list is the schema's to report). */
+function weakKeyring(value: string): string | undefined {
+  let keys: EncryptionKey[];
+  try {
+    keys = [...parseKeyring(value).byId.values()];
+  } catch {
+    return undefined;
+  }
+  for (const [index, { id, key }] of keys.entries()) {
+    const twin = keys.slice(0, index).find((other) => other.key.equals(key));
+    if (twin) return `key "${id}" repeats key "${twin.id}"`;
+    if (estimatedEntropyBits(key) < MIN_ENTROPY_BITS) {
+      return `key "${id}" is low in entropy (one byte or a pattern repeated): use openssl rand -base64 32`;
+    }
+  }
+  return undefined;
+}
+
+/** Provider URLs carry card data and the provider's token: plain http is refused (a path is relative to the base). */
+const httpsOnly = (v: string | undefined) =>
+  v === undefined || v.startsWith('/') || /^https:\/\//i.test(v)
+    ? undefined
+    : 'must be an https:// URL in production (card data and the provider token would cross in clear)';
+
 /** What `NODE_ENV=production` refuses, per variable, for the schemas that read it. */
 const productionRules: Record<string, (value: string | undefined) => string | undefined> = {
   PROVIDER_TOKEN: (v) => (v === SANDBOX_TOKEN ? "is the sandbox's token; set the provider's" : undefined),
   PUBLIC_BASE_URL: (v) =>
     v?.startsWith('https://') ? undefined : 'must be an https:// URL in production (callbacks carry tokens)',
-  ENCRYPTION_KEYS: (v) => (v ? undefined : 'is required in production'),
+  ENCRYPTION_KEYS: (v) => (v ? weakKeyring(v) : 'is required in production'),
+  SIGNING_KEYS: (v) => (v ? weakKeyring(v) : 'is required in production'),
   ACCEPT_UNENCRYPTED_PAYLOADS: (v) =>
     v === 'true' ? 'accepts forged plain payloads; only while migrating, never in production' : undefined,
+  PROVIDER_BASE_URL: httpsOnly,
+  PROVIDER_MOBILE_MONEY_BASE_URL: httpsOnly,
+  PROVIDER_STATUS_URL: httpsOnly,
+  PROVIDER_STATUS_BY_REFERENCE_URL: httpsOnly,
+  PROVIDER_BANKS_URL: httpsOnly,
+  VAULT_URL: (v) =>
+    v && !redisPassword(v) ? 'needs a password in production (redis://:password@host:port)' : undefined,
+  CALLBACK_SECRET: weakSecret,
+  FINGERPRINT_SECRET: weakSecret,
+  CODEC_TOKEN_SECRET: (v) => (v ? weakSecret(v) : undefined),
+  MERCHANT_API_KEYS: weakEntry((entry) => entry.slice(entry.indexOf(':') + 1)),
+  OPERATOR_API_KEYS: weakEntry((entry) => entry.slice(entry.indexOf(':') + 1)),
 };
+
+function redisPassword(value: string): string {
+  try {
+    return new URL(value).password;
+  } catch {
+    return '';
+  }
+}
+
+/** Every production refusal for the named variables of an environment, one `  NAME: problem` line each. */
+export function productionProblems(env: NodeJS.ProcessEnv, names: Iterable<string>): string[] {
+  const lines: string[] = [];
+  for (const name of names) {
+    const value = env[name] === '' ? undefined : env[name];
+    const problem = productionRules[name]?.(value);
+    if (problem) lines.push(`  ${name}: ${problem}`);
+  }
+  return lines;
+}
 
 /** Validates the environment against a schema; the error names every bad variable and never echoes a value. */
 export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
@@ -265,9 +394,8 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessE
         return `  ${name}: ${message}`;
       });
   if (present.NODE_ENV === 'production' && schema instanceof z.ZodObject) {
-    for (const name of Object.keys(schema.shape)) {
-      const problem = productionRules[name]?.(present[name]);
-      if (problem && !lines.some((line) => line.startsWith(`  ${name}:`))) lines.push(`  ${name}: ${problem}`);
+    for (const line of productionProblems(present, Object.keys(schema.shape))) {
+      if (!lines.some((known) => known.startsWith(line.slice(0, line.indexOf(':') + 1)))) lines.push(line);
     }
   }
   if (schema instanceof z.ZodObject && 'TEMPORAL_TLS' in schema.shape) {
@@ -302,7 +430,8 @@ export const startSchema = z.object({
   SANDBOX_PORT: port(4010),
   PUBLIC_BASE_URL: url.optional(),
   METRICS_PORT: port(9465),
-  WORKER_METRICS_ADDRESS: hostPort.default('0.0.0.0:9464'),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
   VAULT_URL: vaultUrl.optional(),
   ENCRYPTION_KEYS: keyring.optional(),
 });

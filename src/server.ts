@@ -40,7 +40,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     taskQueue: config.TASK_QUEUE,
     signingKeys: config.SIGNING_KEYS,
     creation: {
-      fingerprintSecret: config.CALLBACK_SECRET,
+      fingerprintSecret: config.FINGERPRINT_SECRET,
       timingFor: timing,
       initiationWaitMs: config.INITIATION_WAIT,
       cardVault,
@@ -50,7 +50,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     signingKeys: config.SIGNING_KEYS,
     creation: {
       taskQueue: config.TASK_QUEUE,
-      fingerprintSecret: config.CALLBACK_SECRET,
+      fingerprintSecret: config.FINGERPRINT_SECRET,
       bankCreditTiming: timing('bank_credit'),
       concurrency: config.BATCH_CONCURRENCY,
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
@@ -70,11 +70,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const readiness = new Readiness(client, {
     namespace: client.options.namespace,
     taskQueue: config.TASK_QUEUE,
-    providerProblem: () =>
-      banks.knownCodes().then(
-        () => undefined,
-        (err: unknown) => `its bank list cannot be fetched (${err instanceof Error ? err.message : String(err)})`,
-      ),
+    providerCheck: () => banks.knownCodes(),
   });
   const app = buildApp({
     payments,
@@ -82,7 +78,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
-    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date() },
+    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date(), maxAmount: config.MERCHANT_MAX_AMOUNTS },
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
     readiness,
@@ -94,7 +90,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     publicBaseUrl: publicBaseUrl(config),
   });
   await app.listen({ port: config.PORT, host: config.HOST });
-  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
   return {
     app,
     payments,

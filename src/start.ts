@@ -4,7 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { WORKER_COMMAND, loadConfigOrExit, operatorKeyList, SANDBOX_TOKEN, startSchema } from './config';
+import {
+  WORKER_COMMAND,
+  loadConfigOrExit,
+  operatorKeyList,
+  productionProblems,
+  serverSchema,
+  startSchema,
+  workerSchema,
+} from './config';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
@@ -21,9 +29,11 @@ interface LocalSecrets {
   merchantKey: string;
   operatorKey: string;
   callbackSecret: string;
+  fingerprintSecret: string;
   encryptionKeys: string;
   signingKeys: string;
   codecTokenSecret: string;
+  sandboxToken: string;
 }
 
 /** Settings `npm start` generates outside production; in production each must be set. */
@@ -31,6 +41,7 @@ const GENERATED = [
   'MERCHANT_API_KEYS',
   'OPERATOR_API_KEYS',
   'CALLBACK_SECRET',
+  'FINGERPRINT_SECRET',
   'ENCRYPTION_KEYS',
   'SIGNING_KEYS',
 ] as const;
@@ -47,10 +58,13 @@ function localSecrets(dataDir: string): LocalSecrets {
     merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
     operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
     callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
+    // Secrets added since a data directory was made are generated on its next start.
+    fingerprintSecret: kept.fingerprintSecret ?? randomBytes(32).toString('base64url'),
     // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
     signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
     codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
+    sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
@@ -76,12 +90,17 @@ function webUiCodecLines(env: NodeJS.ProcessEnv, publicBaseUrl: string): string[
   ];
 }
 
-async function waitForHttp(url: string, child: ChildProcess, name: string): Promise<void> {
+async function waitForHttp(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
     try {
-      const response = await fetch(url);
+      const response = await fetch(url, { headers });
       if (response.status < 500) return;
     } catch {
       // not listening yet
@@ -89,6 +108,11 @@ async function waitForHttp(url: string, child: ChildProcess, name: string): Prom
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${name} did not answer on ${url} within 60s`);
+}
+
+/** How to reach a listening host from this machine: a wildcard address as localhost. */
+function shownHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
 }
 
 async function main(): Promise<void> {
@@ -110,6 +134,8 @@ async function main(): Promise<void> {
     } else {
       missing.push(...temporalSettingProblems(process.env, true).map((p) => `${p.setting} (${p.problem})`));
     }
+    const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
+    missing.push(...productionProblems(process.env, names).map((line) => line.trim()));
     if (missing.length > 0) {
       process.stderr.write(
         `start: NODE_ENV=production refuses generated secrets, the sandbox and the embedded Temporal dev server; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
@@ -133,11 +159,14 @@ async function main(): Promise<void> {
     generated.push(`operator key (operator "${name}"): ${secrets.operatorKey}`);
   }
   env.CALLBACK_SECRET ??= secrets.callbackSecret;
+  env.FINGERPRINT_SECRET ??= secrets.fingerprintSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   env.SIGNING_KEYS ??= secrets.signingKeys;
   // Optional in production (without it the Web UI cannot decode); generated, like the others, outside it.
   if (process.env.NODE_ENV !== 'production') env.CODEC_TOKEN_SECRET ??= secrets.codecTokenSecret;
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  // The sandbox's token guards its ledger (callback URLs, names, phone numbers) as well as its provider API.
+  const sandboxToken = env.PROVIDER_TOKEN ?? secrets.sandboxToken;
 
   const children: { name: string; child: ChildProcess }[] = [];
   let devServer: DevServer | undefined;
@@ -201,13 +230,15 @@ async function main(): Promise<void> {
       const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
       const sandbox = launch('sandbox', tsx('sandbox/main.ts'), {
         SANDBOX_PORT: String(config.SANDBOX_PORT),
-        SANDBOX_TOKEN,
+        SANDBOX_TOKEN: sandboxToken,
         SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
       });
-      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox');
+      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox', {
+        authorization: `Bearer ${sandboxToken}`,
+      });
       Object.assign(env, {
         PROVIDER_BASE_URL: sandboxUrl,
-        PROVIDER_TOKEN: env.PROVIDER_TOKEN ?? SANDBOX_TOKEN,
+        PROVIDER_TOKEN: sandboxToken,
         PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
         PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
       });
@@ -230,9 +261,10 @@ async function main(): Promise<void> {
     ...webUiCodecLines(env, publicBaseUrl),
     config.PROVIDER_BASE_URL
       ? `  provider         ${config.PROVIDER_BASE_URL}`
-      : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions`,
+      : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions (authorization: Bearer ` +
+        `${env.PROVIDER_TOKEN === secrets.sandboxToken ? secrets.sandboxToken : '$PROVIDER_TOKEN'})`,
     `  health           http://localhost:${config.PORT}/readyz`,
-    `  metrics          http://localhost:${config.METRICS_PORT}/metrics (server), ` +
+    `  metrics          http://${shownHost(config.METRICS_HOST)}:${config.METRICS_PORT}/metrics (server), ` +
       `http://${config.WORKER_METRICS_ADDRESS.replace(/^0\.0\.0\.0:/, 'localhost:')}/metrics (worker)`,
     ...generated.map((line) => `  ${line}`),
     '',

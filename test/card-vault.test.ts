@@ -2,17 +2,38 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { createClient } from 'redis';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createPaymentActivities } from '../src/activities/payment-activities';
+import type { InitiationOrder } from '../src/activities/payment-activities';
+import { CallbackTokens } from '../src/crypto/callback-tokens';
+import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
+import { FailureTypes } from '../src/domain/payment';
 import type { PaymentInput } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import { createProviderClient } from '../src/provider';
+import type { ProviderClient } from '../src/provider';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { createPaymentWorker } from '../src/temporal/worker';
 import { vaultKey } from '../src/vault/card-vault';
+import { detachCard } from '../src/vault/card-data';
+import { startRedisServer } from '../src/vault/redis-server';
+import type { RedisServer } from '../src/vault/redis-server';
 import { createRedisVault } from '../src/vault/redis-vault';
+import { freePort } from './support/free-port';
 import { paymentRequest } from './support/requests';
-import { SANDBOX_TOKEN, startStack, TEST_ENCRYPTION_KEYS, testEnvironment, workerDeps } from './support/stack';
+import {
+  OPERATOR_KEY,
+  SANDBOX_TOKEN,
+  startStack,
+  TEST_CALLBACK_SECRET,
+  TEST_ENCRYPTION_KEYS,
+  TEST_SIGNING_KEYS,
+  testEnvironment,
+  workerDeps,
+} from './support/stack';
 import { parseConfig, workerSchema } from '../src/config';
 import type { Stack } from './support/stack';
 
@@ -20,7 +41,100 @@ import type { Stack } from './support/stack';
 
 describe('card vault', () => {
   let stack: Stack | undefined;
-  after(() => stack?.close());
+  const stacks: Stack[] = [];
+  const servers: RedisServer[] = [];
+  after(async () => {
+    await stack?.close();
+    for (const each of stacks) await each.close();
+    for (const server of servers) {
+      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGCONT');
+      await server.stop();
+    }
+  });
+
+  it('Redis hung or down: a card payment is a 503 within 2 s and nothing is started', async () => {
+    const redis = await startRedisServer(await freePort());
+    servers.push(redis);
+    const own = await startStack({ withoutWorker: true, env: { VAULT_URL: redis.url } });
+    stacks.push(own);
+    const attempt = async () => {
+      const body = paymentRequest('card_payment', '00');
+      const started = Date.now();
+      const answer = await own.api<{ error: { code: string } }>('POST', '/v1/payments', body);
+      const elapsedMs = Date.now() - started;
+      const id = `payment-acme-${body.reference}`;
+      const lookup = await own.api('GET', `/v1/payments/${id}`, undefined, OPERATOR_KEY);
+      return { status: answer.status, code: answer.body.error?.code, elapsedMs, lookup: lookup.status };
+    };
+    assert.equal((await attempt()).status, 201, 'the vault works while Redis does');
+    // Hung: the connection stays open and nothing answers (commands time out).
+    redis.process.kill('SIGSTOP');
+    const hung = await attempt();
+    redis.process.kill('SIGCONT');
+    // Down: the connection is gone (commands are refused at once, not queued until it comes back).
+    await redis.stop();
+    const down = await attempt();
+    for (const [name, result] of Object.entries({ hung, down })) {
+      assert.equal(result.status, 503, name);
+      assert.equal(result.code, 'unavailable', name);
+      assert.ok(result.elapsedMs <= 2000, `${name}: answered in ${result.elapsedMs} ms`);
+      assert.equal(result.lookup, 404, `${name}: no workflow was started`);
+    }
+  });
+
+  it('Redis down at initiation: the activity fails at once with card_data_unavailable and sends nothing', async () => {
+    const redis = await startRedisServer(await freePort());
+    servers.push(redis);
+    const keyring = parseKeyring(TEST_ENCRYPTION_KEYS);
+    const cardVault = await createRedisVault({ url: redis.url, keyring });
+    const request = await detachCard(paymentRequest('card_payment', '00', 'vault-down'), cardVault);
+    let sent = 0;
+    const provider: ProviderClient = {
+      initiate: () => {
+        sent += 1;
+        return Promise.reject(new Error('must not be called'));
+      },
+      checkStatus: () => Promise.resolve(null),
+      canCheckStatus: false,
+      listBanks: () => Promise.resolve([]),
+      close: () => Promise.resolve(),
+    };
+    await redis.stop();
+    const started = Date.now();
+    const deps = {
+      provider,
+      cardVault,
+      signingKeys: parseKeyring(TEST_SIGNING_KEYS),
+      callbackTokens: new CallbackTokens(TEST_CALLBACK_SECRET, 'https://pay.example'),
+    };
+    const paymentId = 'payment-acme-vault-down';
+    const order = signMessage(deps.signingKeys, 'payment', paymentId, {
+      paymentId,
+      merchantId: 'acme',
+      request,
+      createdAt: new Date().toISOString(),
+      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+    });
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: paymentId, runId: 'run-1' } });
+    const activities = createPaymentActivities(deps);
+    const failure = await env
+      .run((what: InitiationOrder) => activities.initiatePayment(what), order)
+      .then(
+        () => assert.fail('the initiation must fail'),
+        (err: unknown) => err,
+      );
+    const elapsedMs = Date.now() - started;
+    await cardVault.close();
+    assert.ok(failure instanceof ApplicationFailure);
+    assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
+    assert.equal(failure.nonRetryable, true);
+    assert.deepEqual(failure.details?.[0], {
+      code: 'card_data_unavailable',
+      message: 'the card vault could not be read; nothing was sent to the provider',
+    });
+    assert.equal(sent, 0, 'nothing sent to the provider');
+    assert.ok(elapsedMs <= 2000, `failed in ${elapsedMs} ms`);
+  });
 
   it('a card payment whose card data expired fails with card_data_unavailable, nothing sent upstream', async () => {
     stack = await startStack({ withoutWorker: true });

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema, workerSchema } from '../src/config';
+import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema, startSchema, workerSchema } from '../src/config';
 
 const KEY_1 = Buffer.alloc(32, 1).toString('base64');
 const KEY_2 = Buffer.alloc(32, 2).toString('base64');
 const valid = {
-  MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,fallback0123456789ab',
+  MERCHANT_API_KEYS: 'acme:0123456789abcdef0123,globex:fallback0123456789ab',
   OPERATOR_API_KEYS: 'ops:op-0123456789abcdef',
   CALLBACK_SECRET: 's'.repeat(32),
+  FINGERPRINT_SECRET: 'f'.repeat(32),
   PROVIDER_BASE_URL: 'https://provider.example',
   PROVIDER_TOKEN: 'provider-token',
   ENCRYPTION_KEYS: `k1:${KEY_1}`,
@@ -44,8 +46,9 @@ describe('configuration', () => {
     assert.equal(config.RECONCILE_FOR, 3_600_000);
     assert.deepEqual(config.MERCHANT_API_KEYS, [
       { merchantId: 'acme', key: '0123456789abcdef0123' },
-      { merchantId: 'default', key: 'fallback0123456789ab' },
+      { merchantId: 'globex', key: 'fallback0123456789ab' },
     ]);
+    assert.equal(config.MERCHANT_MAX_AMOUNTS('acme'), 1_000_000);
     assert.deepEqual(config.VOUCHER_CHANNELS, []);
     assert.equal(config.BATCH_CONCURRENCY, 20);
     assert.equal(config.BANK_LIST_REFRESH, 3_600_000);
@@ -73,10 +76,66 @@ describe('configuration', () => {
     );
   });
 
-  it('defaults the metrics endpoints and rejects a metrics address that is not host:port', () => {
+  it('a malformed MERCHANT_API_KEYS entry stops the start, named by position and never echoed', () => {
+    for (const [entries, position] of [
+      ['Acme:UPPER-CASE-MERCHANT-0123', 1],
+      ['acme:0123456789abcdef0123,ac me:SPACE-IN-MERCHANT-0123', 2],
+      ['acme:0123456789abcdef0123,globex:0123456789abcdef0123,:NO-MERCHANT-AT-ALL-0123', 3],
+      ['BARE-KEY-WITHOUT-MERCHANT-0123', 1],
+      ['acme:SHORT-KEY', 1],
+      ['a-very-long-merchant-id-of-33-chars:0123456789abcdef', 1],
+    ] as const) {
+      const message = configError(() => parseConfig(serverSchema, { ...valid, MERCHANT_API_KEYS: entries }));
+      assert.match(message, new RegExp(`MERCHANT_API_KEYS: entry ${position} is not \`merchant_id:key\``));
+      for (const part of entries.split(/[,:]/)) {
+        if (part.length >= 4) assert.ok(!message.includes(part), `${part} is not echoed`);
+      }
+    }
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, MERCHANT_API_KEYS: ' , ' })),
+      /MERCHANT_API_KEYS: (needs at least one key|is required)/,
+    );
+  });
+
+  it('MERCHANT_MAX_AMOUNTS: per merchant, `*` for the others, 1,000,000 by default; a bad entry named', () => {
+    const limits = parseConfig(serverSchema, { ...valid, MERCHANT_MAX_AMOUNTS: 'acme:5000, *:250000.5' });
+    assert.equal(limits.MERCHANT_MAX_AMOUNTS('acme'), 5000);
+    assert.equal(limits.MERCHANT_MAX_AMOUNTS('globex'), 250_000.5);
+    const noStar = parseConfig(serverSchema, { ...valid, MERCHANT_MAX_AMOUNTS: 'acme:10' });
+    assert.equal(noStar.MERCHANT_MAX_AMOUNTS('globex'), 1_000_000);
+    for (const [text, problem] of [
+      ['acme:0', /entry 1 is not `merchant_id:amount`/],
+      ['acme:5,globex:1.234', /entry 2 is not `merchant_id:amount`/],
+      ['Acme:5', /entry 1 is not/],
+      ['acme', /entry 1 is not/],
+      ['acme:5,acme:6', /"acme" appears twice/],
+    ] as const) {
+      assert.match(
+        configError(() => parseConfig(serverSchema, { ...valid, MERCHANT_MAX_AMOUNTS: text })),
+        new RegExp(`MERCHANT_MAX_AMOUNTS: ${problem.source}`),
+      );
+    }
+  });
+
+  it('FINGERPRINT_SECRET is required by the server, apart from CALLBACK_SECRET', () => {
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, FINGERPRINT_SECRET: undefined })),
+      /FINGERPRINT_SECRET: is required/,
+    );
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, FINGERPRINT_SECRET: 'short' })),
+      /FINGERPRINT_SECRET: must be at least 32 characters/,
+    );
+  });
+
+  it('defaults the metrics endpoints to loopback and rejects a metrics address that is not host:port', () => {
     assert.equal(parseConfig(serverSchema, valid).METRICS_PORT, 9465);
+    assert.equal(parseConfig(serverSchema, valid).METRICS_HOST, '127.0.0.1');
+    assert.equal(parseConfig(serverSchema, { ...valid, METRICS_HOST: '0.0.0.0' }).METRICS_HOST, '0.0.0.0');
+    assert.equal(parseConfig(startSchema, {}).WORKER_METRICS_ADDRESS, '127.0.0.1:9464');
+    assert.equal(parseConfig(startSchema, {}).METRICS_HOST, '127.0.0.1');
     const provider = worker;
-    assert.equal(parseConfig(workerSchema, provider).WORKER_METRICS_ADDRESS, '0.0.0.0:9464');
+    assert.equal(parseConfig(workerSchema, provider).WORKER_METRICS_ADDRESS, '127.0.0.1:9464');
     assert.equal(
       parseConfig(workerSchema, { ...provider, WORKER_METRICS_ADDRESS: '127.0.0.1:9100' }).WORKER_METRICS_ADDRESS,
       '127.0.0.1:9100',
@@ -133,10 +192,18 @@ describe('configuration', () => {
       configError(() => parseConfig(serverSchema, { ...valid, ...production })),
       /PUBLIC_BASE_URL/,
     );
-    assert.equal(
-      parseConfig(serverSchema, { ...valid, ...production, PUBLIC_BASE_URL: 'https://pay.example' }).PUBLIC_BASE_URL,
-      'https://pay.example',
-    );
+    const strong = {
+      ...valid,
+      ...production,
+      PUBLIC_BASE_URL: 'https://pay.example',
+      MERCHANT_API_KEYS: `acme:${randomBytes(24).toString('base64url')}`,
+      OPERATOR_API_KEYS: randomBytes(24).toString('hex'),
+      CALLBACK_SECRET: randomBytes(32).toString('base64url'),
+      FINGERPRINT_SECRET: randomBytes(24).toString('hex'),
+      ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')},k0:${randomBytes(32).toString('base64')}`,
+      VAULT_URL: `redis://:${randomBytes(16).toString('hex')}@vault.internal:6379`,
+    };
+    assert.equal(parseConfig(serverSchema, strong).PUBLIC_BASE_URL, 'https://pay.example');
     // Outside production the same settings are fine (local development with the sandbox).
     assert.equal(parseConfig(workerSchema, { ...worker, PROVIDER_TOKEN: SANDBOX_TOKEN }).PROVIDER_TOKEN, SANDBOX_TOKEN);
   });

@@ -59,6 +59,7 @@ before(async () => {
     OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     SIGNING_KEYS: TEST_SIGNING_KEYS,
+    FINGERPRINT_SECRET: 'log-test-fingerprint-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
   });
   const deadline = Date.now() + 30_000;

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
+import { passesLuhn } from '../src/domain/card';
 import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import type { ApiResponse, Stack } from './support/stack';
 import { paymentRequest, uniqueReference } from './support/requests';
 
 interface ErrorBody {
@@ -12,7 +13,7 @@ interface ErrorBody {
 describe('merchant API', () => {
   let stack: Stack;
   before(async () => {
-    stack = await startStack({ sandbox: { auto3ds: undefined } });
+    stack = await startStack({ sandbox: { auto3ds: undefined }, env: { MERCHANT_MAX_AMOUNTS: 'other:100' } });
   });
   after(() => stack?.close());
 
@@ -36,6 +37,70 @@ describe('merchant API', () => {
     const conflict = await stack.api<ErrorBody>('POST', '/v1/payments', { ...body, amount: 251 });
     assert.equal(conflict.status, 409);
     assert.equal(conflict.body.error.code, 'conflict');
+  });
+
+  it('no card oracle: re-sending a card reference with a wrong card number or expiry answers as the right one', async () => {
+    // Scenario 99 settles at once (no 3-D Secure): the payment no longer changes between the re-sends.
+    const body = paymentRequest('card_payment', '99');
+    assert.ok(body.type === 'card_payment');
+    const created = await stack.api('POST', '/v1/payments', body);
+    assert.equal(created.status, 201);
+    await stack.waitForStatus(created.body.id, ['succeeded']);
+    // Other middle digits, the same first six and last four, a valid Luhn check digit: a plausible guess.
+    const guesses = Array.from({ length: 100 }, (_, n) => `411111${String(n).padStart(2, '0')}11111111`.slice(0, 16));
+    const wrongNumber = guesses.find((number) => number !== body.card_number && passesLuhn(number));
+    assert.ok(wrongNumber);
+    const right = await stack.api('POST', '/v1/payments', body);
+    assert.equal(right.status, 200);
+    for (const wrong of [
+      { card_number: wrongNumber },
+      { expiry_month: '01' },
+      { card_cvv: '999' },
+      { card_number: '5555555555554444', expiry_year: String(Number(body.expiry_year) + 1) },
+    ]) {
+      const answer: ApiResponse = await stack.api('POST', '/v1/payments', { ...body, ...wrong });
+      assert.equal(answer.status, right.status, JSON.stringify(wrong));
+      assert.deepEqual(answer.body, right.body, JSON.stringify(wrong));
+    }
+    // Everything but the card data still counts: another amount with the same reference is a conflict.
+    assert.equal((await stack.api('POST', '/v1/payments', { ...body, amount: 41 })).status, 409);
+    assert.equal((await stack.upstreamRequests(created.body.id)).length, 1, 'nothing re-sent upstream');
+  });
+
+  it("amounts: at least 0.01, two decimals at most, at most the merchant's limit (MERCHANT_MAX_AMOUNTS)", async () => {
+    const fieldsOf = async (body: unknown, key?: string) => {
+      const answer = await stack.api<ErrorBody>('POST', '/v1/payments', body, key);
+      assert.equal(answer.status, 400, JSON.stringify(answer.body));
+      return answer.body.error.fields;
+    };
+    const payment = (amount: number) => ({ ...paymentRequest('mobile_money_debit', '00'), amount });
+    for (const amount of [0, 0.001, -1, 1_000_000.01, 1e300]) {
+      const fields = await fieldsOf(payment(amount));
+      assert.ok(fields.length > 0 && fields.every((f) => f.path === 'amount'), `${amount}: ${JSON.stringify(fields)}`);
+    }
+    assert.deepEqual(await fieldsOf(payment(1_000_000.01)), [
+      { path: 'amount', message: "must be at most 1000000.00 (this merchant's limit)" },
+    ]);
+    assert.deepEqual(await fieldsOf(payment(0)), [{ path: 'amount', message: 'must be at least 0.01' }]);
+    // "other" is limited to 100 per payment and per batch item; "acme" has the default.
+    assert.deepEqual(await fieldsOf(payment(100.01), OTHER_MERCHANT_KEY), [
+      { path: 'amount', message: "must be at most 100.00 (this merchant's limit)" },
+    ]);
+    assert.equal((await stack.api('POST', '/v1/payments', payment(100), OTHER_MERCHANT_KEY)).status, 201);
+    assert.equal((await stack.api('POST', '/v1/payments', payment(0.01))).status, 201);
+    const batch = {
+      reference: uniqueReference('limited-batch'),
+      items: [
+        { ...paymentRequest('bank_credit', '00', 'item-1'), amount: 100 },
+        { ...paymentRequest('bank_credit', '00', 'item-2'), amount: 150 },
+      ],
+    };
+    const refused = await stack.api<ErrorBody>('POST', '/v1/payout-batches', batch, OTHER_MERCHANT_KEY);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(
+      refused.body.error.fields.map((f) => f.path),
+      ['items.1.amount'],
+    );
   });
 
   it('20 concurrent duplicates: one workflow, one upstream call', async () => {

@@ -178,6 +178,34 @@ it('the Grafana dashboard only queries metrics the endpoints export', async () =
   assert.deepEqual(missing, [], `referenced by the dashboard but not exported: ${missing.join(', ')}`);
 });
 
+it('the metrics endpoint listens on loopback by default, even when the API listens on every interface', async () => {
+  const open = await startStack({ withoutWorker: true, env: { HOST: '0.0.0.0' } });
+  try {
+    assert.deepEqual(listeningAddresses(Number(new URL(open.baseUrl).port)), ['0.0.0.0']);
+    assert.deepEqual(listeningAddresses(Number(new URL(open.metricsUrl).port)), ['127.0.0.1']);
+    const scraped = await request(open.metricsUrl);
+    assert.equal(scraped.statusCode, 200);
+    await scraped.body.dump();
+  } finally {
+    await open.close();
+  }
+});
+
+/** The IPv4 addresses with a socket listening on the port, as the kernel lists them (/proc/net/tcp). */
+function listeningAddresses(port: number): string[] {
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[3] === '0A' && Number.parseInt(fields[1]?.split(':')[1] ?? '', 16) === port)
+    .map((fields) =>
+      (fields[1]?.split(':')[0]?.match(/../g) ?? [])
+        .map((byte) => Number.parseInt(byte, 16))
+        .reverse()
+        .join('.'),
+    );
+}
+
 /** The metric names in a PromQL expression: identifiers that are not functions, labels or keywords. */
 function metricNames(expr: string): string[] {
   const bare = expr

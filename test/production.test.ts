@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +10,23 @@ import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema } from '../src/co
 
 // NODE_ENV=production: each process refuses to start on development settings and names what is wrong.
 
-const KEY = `prod-1:${Buffer.alloc(32, 3).toString('base64')}`;
-const SIGNING_KEY = `prod-sign-1:${Buffer.alloc(32, 4).toString('base64')}`;
+const KEY = `prod-1:${randomBytes(32).toString('base64')}`;
+const SIGNING_KEY = `prod-sign-1:${randomBytes(32).toString('base64')}`;
+const strong = () => randomBytes(32).toString('base64url');
+const VAULT_URL = `redis://:${strong()}@127.0.0.1:1`;
+/** Production-worthy server settings but for what a test makes weak. */
+const serverEnv = () => ({
+  PROVIDER_BASE_URL: 'https://provider.example',
+  PROVIDER_TOKEN: strong(),
+  MERCHANT_API_KEYS: `acme:${strong()}`,
+  OPERATOR_API_KEYS: `ada:${strong()}`,
+  CALLBACK_SECRET: strong(),
+  FINGERPRINT_SECRET: strong(),
+  ENCRYPTION_KEYS: KEY,
+  SIGNING_KEYS: SIGNING_KEY,
+  VAULT_URL,
+  PUBLIC_BASE_URL: 'https://pay.example',
+});
 const dataDir = mkdtempSync(join(tmpdir(), 'production-test-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -45,17 +61,66 @@ describe('production refuses development settings', () => {
   });
 
   it('the server: a plain-http PUBLIC_BASE_URL', async () => {
-    const { code, output } = await run('server.ts', {
-      MERCHANT_API_KEYS: 'acme:prod-merchant-key-0123456789',
-      OPERATOR_API_KEYS: 'ops:prod-operator-key-0123456789',
-      CALLBACK_SECRET: 'c'.repeat(40),
-      ENCRYPTION_KEYS: KEY,
-      VAULT_URL: 'redis://127.0.0.1:1',
-      PUBLIC_BASE_URL: 'http://pay.example',
+    const env = { ...serverEnv(), PUBLIC_BASE_URL: 'http://pay.example' };
+    const { code, output } = await run('server.ts', env);
+    assert.equal(code, 1);
+    assert.match(
+      output,
+      /invalid configuration:\n {2}PUBLIC_BASE_URL: must be an https:\/\/ URL in production \(callbacks carry tokens\)\n$/,
+    );
+    assert.ok(!output.includes(env.OPERATOR_API_KEYS) && !output.includes(KEY));
+  });
+
+  it('the server: plain-http provider URLs, Redis without a password, weak secrets and keys, each named', async () => {
+    const weak = {
+      PROVIDER_BASE_URL: 'http://provider.example',
+      PROVIDER_MOBILE_MONEY_BASE_URL: 'http://momo.provider.example',
+      PROVIDER_STATUS_URL: 'http://provider.example/status/{transaction_id}',
+      PROVIDER_STATUS_BY_REFERENCE_URL: 'HTTP://provider.example/status?reference={reference}',
+      PROVIDER_BANKS_URL: 'http://provider.example/banks',
+      VAULT_URL: 'redis://vault.internal:6379',
+      ENCRYPTION_KEYS: `${KEY},prod-0:${KEY.slice(KEY.indexOf(':') + 1)}`,
+      CALLBACK_SECRET: 'callback-secret-'.repeat(3),
+      FINGERPRINT_SECRET: 'fingerprint'.repeat(4),
+      MERCHANT_API_KEYS: `acme:${strong()},globex:${'x'.repeat(40)}`,
+      OPERATOR_API_KEYS: `ada:${strong()},bo:${strong()},cy:operator-key-20chars`,
+    };
+    const { code, output } = await run('server.ts', { ...serverEnv(), ...weak });
+    assert.equal(code, 1);
+    const https = /must be an https:\/\/ URL in production \(card data and the provider token would cross in clear\)/;
+    for (const name of [
+      'PROVIDER_BASE_URL',
+      'PROVIDER_MOBILE_MONEY_BASE_URL',
+      'PROVIDER_STATUS_URL',
+      'PROVIDER_STATUS_BY_REFERENCE_URL',
+      'PROVIDER_BANKS_URL',
+    ]) {
+      assert.match(output, new RegExp(`  ${name}: ${https.source}`));
+    }
+    assert.match(output, / {2}VAULT_URL: needs a password in production/);
+    assert.match(output, / {2}ENCRYPTION_KEYS: key "prod-0" repeats key "prod-1"/);
+    assert.match(output, / {2}CALLBACK_SECRET: is low in entropy/);
+    assert.match(output, / {2}FINGERPRINT_SECRET: is low in entropy/);
+    assert.match(output, / {2}MERCHANT_API_KEYS: the key of entry 2 is low in entropy/);
+    assert.match(output, / {2}OPERATOR_API_KEYS: the key of entry 3 is shorter than 32 characters/);
+    for (const secret of [weak.CALLBACK_SECRET, weak.FINGERPRINT_SECRET, 'x'.repeat(40), 'operator-key-20chars', KEY]) {
+      assert.ok(!output.includes(secret), 'no secret echoed');
+    }
+  });
+
+  it('the worker: plain-http provider URLs, Redis without a password, a low-entropy encryption key', async () => {
+    const { code, output } = await run('worker.ts', {
+      PROVIDER_BASE_URL: 'http://provider.example',
+      PROVIDER_TOKEN: strong(),
+      PROVIDER_STATUS_URL: '/status/{transaction_id}',
+      VAULT_URL: 'redis://user:@vault.internal:6379',
+      ENCRYPTION_KEYS: `prod-1:${Buffer.alloc(32, 3).toString('base64')}`,
     });
     assert.equal(code, 1);
-    assert.match(output, /PUBLIC_BASE_URL: must be an https:\/\/ URL in production/);
-    assert.ok(!output.includes('prod-operator-key') && !output.includes(KEY));
+    assert.match(output, / {2}PROVIDER_BASE_URL: must be an https:\/\/ URL in production/);
+    assert.ok(!output.includes('PROVIDER_STATUS_URL'), 'a path is relative to the (refused) base');
+    assert.match(output, / {2}VAULT_URL: needs a password in production/);
+    assert.match(output, / {2}ENCRYPTION_KEYS: key "prod-1" is low in entropy/);
   });
 
   it('npm start: generated keys and the sandbox, before it creates or starts anything', async () => {
@@ -69,22 +134,40 @@ describe('production refuses development settings', () => {
       PUBLIC_BASE_URL: 'https://pay.example',
     });
     assert.equal(second.code, 1);
-    for (const name of ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'CALLBACK_SECRET', 'PROVIDER_BASE_URL']) {
+    for (const name of [
+      'MERCHANT_API_KEYS',
+      'OPERATOR_API_KEYS',
+      'CALLBACK_SECRET',
+      'FINGERPRINT_SECRET',
+      'PROVIDER_BASE_URL',
+    ]) {
       assert.match(second.output, new RegExp(`  ${name}`));
     }
-    assert.match(second.output, / {2}TEMPORAL_ADDRESS \(the embedded Temporal dev server is not for production\)/);
+    // Everything set, but weak: refused too, before anything starts.
     const third = await run('start.ts', {
+      ...serverEnv(),
+      DATA_DIR: dataDir,
+      CALLBACK_SECRET: 'c'.repeat(40),
+      PROVIDER_STATUS_URL: 'http://provider.example/status/{transaction_id}',
+      VAULT_URL: '',
+    });
+    assert.equal(third.code, 1);
+    assert.match(third.output, / {2}CALLBACK_SECRET: is low in entropy/);
+    assert.match(third.output, / {2}PROVIDER_STATUS_URL: must be an https:\/\/ URL in production/);
+    assert.ok(!third.output.includes('c'.repeat(40)));
+    assert.match(second.output, / {2}TEMPORAL_ADDRESS \(the embedded Temporal dev server is not for production\)/);
+    const fourth = await run('start.ts', {
       DATA_DIR: dataDir,
       ENCRYPTION_KEYS: KEY,
       PUBLIC_BASE_URL: 'https://pay.example',
       TEMPORAL_ADDRESS: 'temporal.internal:7233',
     });
-    assert.equal(third.code, 1);
+    assert.equal(fourth.code, 1);
     assert.match(
-      third.output,
+      fourth.output,
       / {2}TEMPORAL_TLS \(production refuses a plaintext connection to Temporal at temporal\.internal:7233/,
     );
-    assert.ok(!third.output.includes('  TEMPORAL_ADDRESS'));
+    assert.ok(!fourth.output.includes('  TEMPORAL_ADDRESS'));
     assert.ok(!existsSync(join(dataDir, 'secrets.json')), 'no secrets generated');
   });
 

@@ -708,6 +708,36 @@ void describe('sandbox provider', () => {
       assert.equal(callbacks.length, 1);
       assert.equal(callbacks[0]?.state, 'delivered');
     });
+
+    void test('the ledger and request log need the bearer token; the payer-facing 3-D Secure page does not', async () => {
+      const callbackUrl = receiver.callbackUrl('guarded');
+      const answer = await call(base, CARD, { form: cardForm('+233241234533', callbackUrl) });
+      const id = String(record(record(answer.body).transaction).id);
+      for (const path of [
+        '/sandbox/transactions',
+        '/sandbox/requests',
+        '/sandbox//transactions',
+        '/sandbox/requests?x',
+      ]) {
+        for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: TOKEN }] as Record<
+          string,
+          string
+        >[]) {
+          const refused = await fetch(`${base}${path}`, { headers });
+          const text = await refused.text();
+          assert.equal(refused.status, 401, `${path} with ${JSON.stringify(headers)}`);
+          assert.ok(!text.includes(callbackUrl) && !text.includes('233241234533'), 'nothing of the ledger shown');
+        }
+      }
+      assert.ok(
+        (await sandboxTransactions(base)).some((t) => t.callback_url === callbackUrl),
+        'with the token',
+      );
+      const page = await fetch(`${base}/sandbox/3ds/${id}`);
+      assert.equal(page.status, 200);
+      const html = await page.text();
+      assert.ok(html.includes('1111') && !html.includes(callbackUrl) && !html.includes('Ama'), 'no personal data');
+    });
   });
 });
 

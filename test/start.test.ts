@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -39,8 +39,10 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   assert.match(first.output(), /codec server\s+http:\/\/localhost:\d+\/codec/);
   const key = /merchant key \(merchant "demo"\): (\S+)/.exec(first.output())?.[1];
   assert.ok(key, first.output());
-  const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as { merchantKey: string };
+  const secretsFile = join(dataDir, 'secrets.json');
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
   assert.equal(secrets.merchantKey, key);
+  assert.notEqual(secrets.fingerprintSecret, secrets.callbackSecret, 'one secret per purpose');
 
   // The Web UI decodes with the expiring, decode-only URL npm start printed, pasted into its Codec Server settings;
   // the UI hands no codec credential to every browser, and no command line holds a secret.
@@ -70,8 +72,7 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const decoded = await codec(`${codecUrl}/decode`, sealed.payloads, { origin: uiOrigin });
   assert.deepEqual([decoded.status, decoded.cors, decoded.payloads], [200, uiOrigin, plain]);
   assert.equal((await codec(`${codecUrl}/encode`, plain, { origin: uiOrigin })).status, 403, 'it only decodes');
-  const secretsFile = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
-  const secretValues = [...Object.values(secretsFile), codecUrl!.slice(codecUrl!.lastIndexOf('/') + 1)];
+  const secretValues = [...Object.values(secrets), codecUrl!.slice(codecUrl!.lastIndexOf('/') + 1)];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let commandLine: string;
     try {
@@ -104,14 +105,30 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   await waitFor(waiting.body.id, 'pending');
   assert.equal(await stopSystem(first.child), 0);
 
+  // A data directory from before FINGERPRINT_SECRET (and the generated sandbox token) gets them on its next start.
+  const { fingerprintSecret: _fingerprint, sandboxToken: _token, ...older } = secrets;
+  writeFileSync(secretsFile, JSON.stringify(older));
   const second = await startSystem(env);
   running = second.child;
   assert.ok(second.output().includes(key), 'the same keys after a restart');
   // The worker may still be bundling its workflows (503 until it answers queries): wait for the states.
   assert.equal((await waitFor(done.body.id, 'succeeded')).status, 'succeeded');
   assert.equal((await waitFor(waiting.body.id, 'pending')).status, 'pending');
+  const renewed = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+  assert.equal(renewed.merchantKey, key);
+  assert.match(renewed.fingerprintSecret ?? '', /^[\w-]{43}$/);
   // The workflow still waits for its callback: a genuine one (through the URL the provider was given) settles it.
-  const ledger = (await (await request(`${second.output().match(/sandbox ledger\s+(\S+)/)?.[1]}`)).body.json()) as {
+  // The sandbox's ledger shows callback URLs: only with the sandbox token, which npm start prints next to it.
+  const [, ledgerUrl, sandboxToken] =
+    /sandbox ledger\s+(\S+) \(authorization: Bearer (\S+)\)/.exec(second.output()) ?? [];
+  assert.ok(ledgerUrl && sandboxToken, second.output());
+  assert.equal(sandboxToken, renewed.sandboxToken);
+  const refused = await request(ledgerUrl);
+  assert.equal(refused.statusCode, 401);
+  await refused.body.dump();
+  const ledger = (await (
+    await request(ledgerUrl, { headers: { authorization: `Bearer ${sandboxToken}` } })
+  ).body.json()) as {
     callback_url: string;
     transaction_id: number;
   }[];

@@ -48,18 +48,13 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
      */
     async initiatePayment(order: InitiationOrder): Promise<ProviderAck> {
       const { paymentId, request: stored } = trustedOrder(order, signingKeys);
-      const request = await attachCard(stored, cardVault);
+      const request = await attachCard(stored, cardVault).catch(() => {
+        throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
+      });
       if (!request) {
-        const failure: Failure = {
-          code: 'card_data_unavailable',
-          message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
-        };
-        throw ApplicationFailure.create({
-          type: FailureTypes.rejected,
-          message: failure.message,
-          nonRetryable: true,
-          details: [failure],
-        });
+        throw cardDataUnavailable(
+          'the card data expired or was already used before initiation; nothing was sent to the provider',
+        );
       }
       let ack: ProviderAck;
       try {
@@ -113,6 +108,12 @@ function trustedOrder(order: InitiationOrder, keys: Keyring): { paymentId: strin
     nonRetryable: true,
     details: [failure],
   });
+}
+
+/** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */
+function cardDataUnavailable(message: string): ApplicationFailure {
+  const failure: Failure = { code: 'card_data_unavailable', message };
+  return ApplicationFailure.create({ type: FailureTypes.rejected, message, nonRetryable: true, details: [failure] });
 }
 
 function initiationFailure(err: unknown): ApplicationFailure {

@@ -1,19 +1,29 @@
 import { z } from 'zod';
 import { isExpiryCurrent, passesLuhn } from './card';
-import { isValidAmount } from './money';
 
 /** Rules of the merchant API that depend on configuration or the clock. */
 export interface RequestRules {
   /** Mobile-money channel codes whose wallet provider needs a voucher code. */
   voucherChannels: readonly number[];
   now: () => Date;
+  /** The largest amount one payment or batch item of the merchant may have (MERCHANT_MAX_AMOUNTS). */
+  maxAmount: (merchantId: string) => number;
 }
 
 /** A merchant reference: the idempotency key, part of the payment id and safe inside visibility queries. */
 export const referenceSchema = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1–64 characters of letters, digits, ".", "_" or "-"');
-const amount = z.number().refine(isValidAmount, 'must be a positive amount with at most two decimals');
+
+/** An amount in major units: at least 0.01, at most two decimals, at most `max` (the merchant's limit). */
+function amountSchema(max: number) {
+  return z
+    .number()
+    .min(0.01, 'must be at least 0.01')
+    .refine((a) => Math.abs(a * 100 - Math.round(a * 100)) < 1e-6, 'must have at most two decimals')
+    .max(max, `must be at most ${max.toFixed(2)} (this merchant's limit)`);
+}
+
 const channel = z.number().int().positive().max(999_999);
 // Letters (any script), marks, spaces and the punctuation names use: no markup, quotes, control or format characters.
 const personName = z
@@ -32,52 +42,57 @@ const freeText = z
   .max(140)
   .regex(/^[\p{L}\p{M}\p{N} .,:/'()#&+_@!?*-]*$/u, 'must be letters, digits, spaces and common punctuation');
 
-const mobileMoneyDebit = z.strictObject({
-  type: z.literal('mobile_money_debit'),
-  reference: referenceSchema,
-  amount,
-  channel,
-  phone_number: z.string().regex(/^[1-9]\d{7,14}$/, 'must be 8–15 digits in international format, without a plus'),
-  name: personName,
-  voucher_code: z
-    .string()
-    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be 1–64 letters, digits or "-"')
-    .optional(),
-});
+const mobileMoneyDebit = (amount: ReturnType<typeof amountSchema>) =>
+  z.strictObject({
+    type: z.literal('mobile_money_debit'),
+    reference: referenceSchema,
+    amount,
+    channel,
+    phone_number: z.string().regex(/^[1-9]\d{7,14}$/, 'must be 8–15 digits in international format, without a plus'),
+    name: personName,
+    voucher_code: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be 1–64 letters, digits or "-"')
+      .optional(),
+  });
 
-const cardPayment = z.strictObject({
-  type: z.literal('card_payment'),
-  reference: referenceSchema,
-  amount,
-  channel,
-  first_name: personName,
-  last_name: personName,
-  email: z.email({ error: 'must be an e-mail address' }).max(254),
-  phone_number: z.string().regex(/^\+[1-9]\d{7,14}$/, 'must be a plus followed by 8–15 digits'),
-  card_number: z
-    .string()
-    .regex(/^\d{12,19}$/, 'must be 12–19 digits')
-    .refine(passesLuhn, 'is not a valid card number (Luhn check)'),
-  card_cvv: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
-  expiry_month: z.string().regex(/^(0[1-9]|1[0-2])$/, 'must be 01–12'),
-  expiry_year: z.string().regex(/^20\d{2}$/, 'must be a four-digit year'),
-  return_url: httpUrl,
-});
+const cardPayment = (amount: ReturnType<typeof amountSchema>) =>
+  z.strictObject({
+    type: z.literal('card_payment'),
+    reference: referenceSchema,
+    amount,
+    channel,
+    first_name: personName,
+    last_name: personName,
+    email: z.email({ error: 'must be an e-mail address' }).max(254),
+    phone_number: z.string().regex(/^\+[1-9]\d{7,14}$/, 'must be a plus followed by 8–15 digits'),
+    card_number: z
+      .string()
+      .regex(/^\d{12,19}$/, 'must be 12–19 digits')
+      .refine(passesLuhn, 'is not a valid card number (Luhn check)'),
+    card_cvv: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
+    expiry_month: z.string().regex(/^(0[1-9]|1[0-2])$/, 'must be 01–12'),
+    expiry_year: z.string().regex(/^20\d{2}$/, 'must be a four-digit year'),
+    return_url: httpUrl,
+  });
 
-/** A bank credit as the merchant API takes it. */
-export const bankCredit = z.strictObject({
-  type: z.literal('bank_credit'),
-  reference: referenceSchema,
-  amount,
-  customer_name: personName,
-  bank_code: z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),
-  account_number: z.string().regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4–34 letters or digits'),
-  description: freeText.optional(),
-});
+/** A bank credit as the merchant API takes it, up to the merchant's largest amount. */
+export const bankCreditSchema = (maxAmount: number) =>
+  z.strictObject({
+    type: z.literal('bank_credit'),
+    reference: referenceSchema,
+    amount: amountSchema(maxAmount),
+    customer_name: personName,
+    bank_code: z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),
+    account_number: z.string().regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4–34 letters or digits'),
+    description: freeText.optional(),
+  });
 
-/** The zod schema of `POST /v1/payments`, with the rules that need configuration and the clock. */
-export function paymentRequestSchema(rules: RequestRules) {
-  return z.discriminatedUnion('type', [mobileMoneyDebit, cardPayment, bankCredit]).superRefine((req, ctx) => {
+/** The zod schema of `POST /v1/payments` for one merchant, with the rules that need configuration and the clock. */
+export function paymentRequestSchema(rules: RequestRules, merchantId: string) {
+  const amount = amountSchema(rules.maxAmount(merchantId));
+  const types = [mobileMoneyDebit(amount), cardPayment(amount), bankCreditSchema(rules.maxAmount(merchantId))] as const;
+  return z.discriminatedUnion('type', types).superRefine((req, ctx) => {
     if (req.type === 'card_payment' && !isExpiryCurrent(req.expiry_month, req.expiry_year, rules.now())) {
       ctx.addIssue({ code: 'custom', path: ['expiry_year'], message: 'the card has expired' });
     }
@@ -87,9 +102,9 @@ export function paymentRequestSchema(rules: RequestRules) {
   });
 }
 
-export type MobileMoneyDebitRequest = z.infer<typeof mobileMoneyDebit>;
-export type CardPaymentRequest = z.infer<typeof cardPayment>;
-export type BankCreditRequest = z.infer<typeof bankCredit>;
+export type MobileMoneyDebitRequest = z.infer<ReturnType<typeof mobileMoneyDebit>>;
+export type CardPaymentRequest = z.infer<ReturnType<typeof cardPayment>>;
+export type BankCreditRequest = z.infer<ReturnType<typeof bankCreditSchema>>;
 export type PaymentRequest = MobileMoneyDebitRequest | CardPaymentRequest | BankCreditRequest;
 export type PaymentType = PaymentRequest['type'];
 export const PAYMENT_TYPES = [

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { BankDirectory } from '../banks/directory';
 import { BATCH_ACTIONS } from '../domain/batch';
 import { payoutBatchSchema } from '../domain/batch-request';
+import type { RequestRules } from '../domain/requests';
 import type { Batches } from '../temporal/batches';
 import { PaymentError } from '../temporal/errors';
 import type { ApiKeys, Caller } from './auth';
@@ -13,6 +14,7 @@ export interface BatchRouteDeps {
   batches: Batches;
   banks: BankDirectory;
   keys: ApiKeys;
+  rules: RequestRules;
 }
 
 /** Room for 10,000 items of the longest allowed fields. */
@@ -23,11 +25,15 @@ const idParams = z.object({ id: batchId });
 const actionParams = z.object({ id: batchId, action: z.enum(BATCH_ACTIONS) });
 
 /** Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel. */
-export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys }: BatchRouteDeps): void {
+export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys, rules }: BatchRouteDeps): void {
+  // One schema per merchant (its amount limit), built on its first batch.
+  const schemas = new Map<string, ReturnType<typeof payoutBatchSchema>>();
   app.post('/v1/payout-batches', { bodyLimit: BATCH_BODY_LIMIT }, async (request, reply) => {
     const caller = keys.authenticate(request);
     if (caller.role !== 'merchant') throw new ApiError(403, 'forbidden', 'batches are created with a merchant key');
-    const parsed = payoutBatchSchema.safeParse(request.body);
+    const schema = schemas.get(caller.merchantId) ?? payoutBatchSchema(rules.maxAmount(caller.merchantId));
+    schemas.set(caller.merchantId, schema);
+    const parsed = schema.safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error, 'the batch is invalid');
     await assertKnownBanks(
       banks,

@@ -35,11 +35,17 @@ function paymentIdOf(params: unknown): string {
 
 /** The merchant API: create, read and list payments; operators resolve the ones in review. */
 export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, keys, rules }: PaymentRouteDeps): void {
-  const requestSchema = paymentRequestSchema(rules);
+  // One schema per merchant (its amount limit), built on its first request.
+  const schemas = new Map<string, ReturnType<typeof paymentRequestSchema>>();
+  const schemaFor = (merchantId: string) => {
+    const schema = schemas.get(merchantId) ?? paymentRequestSchema(rules, merchantId);
+    schemas.set(merchantId, schema);
+    return schema;
+  };
 
   app.post('/v1/payments', async (request, reply) => {
     const merchantId = asMerchant(keys.authenticate(request));
-    const parsed = requestSchema.safeParse(request.body);
+    const parsed = schemaFor(merchantId).safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
     if (parsed.data.type === 'bank_credit') {
       await assertKnownBanks(banks, [{ path: 'bank_code', code: parsed.data.bank_code }]);

@@ -12,7 +12,7 @@ import { TransactionStore } from './store';
 import { Timers } from './timers';
 
 export interface SandboxOptions {
-  /** Bearer token it accepts. */
+  /** Bearer token it accepts, on its provider API and its ledger and request log. */
   token: string;
   /** Wait before a callback (and before auto3ds settles 3-D Secure). */
   callbackDelayMs: number;
@@ -39,6 +39,14 @@ export interface Sandbox {
 }
 
 const INITIATION_PATHS = new Set([MOBILE_MONEY_PATH, CARD_PATH, BANK_CREDIT_PATH]);
+
+/**
+ * The provider API and the sandbox's ledger and request log (callback URLs with their tokens, names, phone numbers)
+ * need the bearer token; only the payer's 3-D Secure pages are open.
+ */
+function needsToken(url: string): boolean {
+  return url.startsWith('/api/') || (url.startsWith('/sandbox/') && !url.startsWith('/sandbox/3ds/'));
+}
 
 function bearerMatches(header: string | undefined, token: string): boolean {
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
@@ -79,7 +87,8 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     done();
   });
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/api/')) return undefined;
+    // The matched route's pattern, so no spelling of a path (encoded, doubled slashes) slips past the check.
+    if (!needsToken(request.routeOptions.url ?? request.url)) return undefined;
     if (bearerMatches(request.headers.authorization, options.token)) return undefined;
     return reply.code(401).send(UNAUTHENTICATED);
   });

@@ -15,7 +15,7 @@ function unknown(reply: FastifyReply, id: string): FastifyReply {
   return reply.code(404).type('text/html; charset=utf-8').send(renderUnknownTransactionPage(id));
 }
 
-/** The sandbox's own pages and inspection endpoints, under /sandbox and without a bearer check. */
+/** The sandbox's own pages and inspection endpoints, under /sandbox: the ledger and request log need its token. */
 export function registerSandboxRoutes(app: FastifyInstance, context: SandboxContext): void {
   app.get<IdParams>('/sandbox/3ds/:id', async (request, reply) => {
     const transaction = cardTransaction(context, request.params.id);

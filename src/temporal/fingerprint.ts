@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { canonicalJson } from '../crypto/canonical-json';
+import type { PaymentRequest } from '../domain/requests';
 
 /** A keyed digest of a request, kept in a workflow's memo to tell a repeated request from a reused reference. */
 export function requestFingerprint(secret: string, scope: string, request: unknown): string {
@@ -7,13 +9,14 @@ export function requestFingerprint(secret: string, scope: string, request: unkno
     .digest('base64url');
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+/**
+ * A payment request's fingerprint, without its card data: re-sending a card payment's reference with a guessed card
+ * number or expiry answers exactly as with the right one (no oracle), and nothing derived from the CVV is kept.
+ */
+export function paymentFingerprint(secret: string, merchantId: string, request: PaymentRequest): string {
+  const kept =
+    request.type === 'card_payment'
+      ? { ...request, card_number: undefined, card_cvv: undefined, expiry_month: undefined, expiry_year: undefined }
+      : request;
+  return requestFingerprint(secret, `request:${merchantId}`, kept);
 }

@@ -22,7 +22,7 @@ import { paymentDetails, paymentSummary } from '../workflows/payment-metadata';
 import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
 import { PaymentError, temporalCall } from './errors';
-import { requestFingerprint } from './fingerprint';
+import { paymentFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
@@ -82,9 +82,7 @@ export class Payments {
     const creation = this.options.creation;
     if (!creation) throw new Error('this Payments instance was made without creation settings');
     const paymentId = paymentWorkflowId(merchantId, request.reference);
-    // Keyed, and without the CVV: PCI DSS lets nothing derived from it outlive authorization.
-    const kept = request.type === 'card_payment' ? { ...request, card_cvv: undefined } : request;
-    const fingerprint = requestFingerprint(creation.fingerprintSecret, `request:${merchantId}`, kept);
+    const fingerprint = paymentFingerprint(creation.fingerprintSecret, merchantId, request);
     const stored = await detachCard(request, creation.cardVault).catch(() => {
       throw new PaymentError('unavailable', 'the card vault is unreachable right now');
     });

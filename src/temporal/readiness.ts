@@ -5,8 +5,8 @@ import { temporal } from '@temporalio/proto';
 export interface ReadinessOptions {
   namespace: string;
   taskQueue: string;
-  /** Why the provider cannot be used right now (the server reads its bank list), or undefined when it can. */
-  providerProblem: () => Promise<string | undefined>;
+  /** Reads the provider's bank list (cached by the server); rejects when it cannot be fetched. */
+  providerCheck: () => Promise<unknown>;
   /** A poller seen longer ago than this no longer counts as a worker. */
   pollerMaxAgeMs?: number;
   timeoutMs?: number;
@@ -15,8 +15,10 @@ export interface ReadinessOptions {
 export interface ReadinessReport {
   ready: boolean;
   checks: { temporal: boolean; worker: boolean; provider: boolean };
-  /** Why it is not ready, one line per failed check. */
+  /** Why it is not ready, one fixed phrase per failed check: safe to show to anyone. */
   reasons: string[];
+  /** What the failed checks ran into (upstream error texts), for the log only. */
+  details: string[];
 }
 
 const { TaskQueueType } = temporal.api.enums.v1;
@@ -30,25 +32,40 @@ export class Readiness {
 
   async check(): Promise<ReadinessReport> {
     const reasons: string[] = [];
+    const details: string[] = [];
+    const failed = (reason: string, err: unknown) => {
+      reasons.push(reason);
+      details.push(`${reason}: ${err instanceof Error ? err.message : String(err)}`);
+    };
     let temporalOk = false;
     let workerOk = false;
     try {
       await this.withDeadline(() => this.client.workflowService.getSystemInfo({}));
       temporalOk = true;
     } catch (err) {
-      reasons.push(`temporal: unreachable (${err instanceof Error ? err.message : String(err)})`);
+      failed('temporal: unreachable', err);
     }
     if (temporalOk) {
-      const missing = await this.typesWithoutPollers();
-      workerOk = missing.length === 0;
-      if (!workerOk) reasons.push(`worker: no ${missing.join(' or ')} poller on task queue ${this.options.taskQueue}`);
+      try {
+        const missing = await this.typesWithoutPollers();
+        workerOk = missing.length === 0;
+        if (!workerOk) {
+          reasons.push(`worker: no ${missing.join(' or ')} poller on the task queue`);
+          details.push(`worker: task queue ${this.options.taskQueue}`);
+        }
+      } catch (err) {
+        failed('worker: the task queue cannot be described', err);
+      }
     } else {
       reasons.push('worker: unknown while Temporal is unreachable');
     }
-    const providerProblem = await this.options.providerProblem();
-    if (providerProblem) reasons.push(`provider: ${providerProblem}`);
-    const checks = { temporal: temporalOk, worker: workerOk, provider: providerProblem === undefined };
-    return { ready: reasons.length === 0, checks, reasons };
+    let providerOk = true;
+    await this.options.providerCheck().catch((err: unknown) => {
+      providerOk = false;
+      failed('provider: its bank list cannot be fetched', err);
+    });
+    const checks = { temporal: temporalOk, worker: workerOk, provider: providerOk };
+    return { ready: reasons.length === 0, checks, reasons, details };
   }
 
   /** The task queue types (workflow, activity) no worker polled within pollerMaxAgeMs. */

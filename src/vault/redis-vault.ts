@@ -4,6 +4,9 @@ import type { Keyring } from '../crypto/keyring';
 import { CARD_VAULT_TTL_MS, newVaultToken, vaultKey } from './card-vault';
 import type { CardSecret, CardVault } from './card-vault';
 
+/** How long one vault command may take: the merchant API answers 503 and an initiation fails well within 2 s. */
+export const VAULT_COMMAND_TIMEOUT_MS = 1000;
+
 export interface RedisVaultOptions {
   url: string;
   /** Encrypts entries at rest in Redis (PCI DSS 3.5.1), bound to their key. */
@@ -13,7 +16,13 @@ export interface RedisVaultOptions {
 
 /** The card vault on Redis, shared by a server and workers in separate processes; entries encrypted, read once. */
 export async function createRedisVault(options: RedisVaultOptions): Promise<CardVault> {
-  const client = createClient({ url: options.url, socket: { connectTimeout: 5000, reconnectStrategy: 1000 } });
+  // Fail fast and closed: while Redis is unreachable commands are refused at once (no offline queue), and a command
+  // sent to a Redis that stopped answering is given up after VAULT_COMMAND_TIMEOUT_MS (see bounded).
+  const client = createClient({
+    url: options.url,
+    socket: { connectTimeout: 5000, reconnectStrategy: 1000 },
+    disableOfflineQueue: true,
+  });
   // Without a listener a lost connection would crash the process; commands fail on their own meanwhile.
   client.on('error', () => undefined);
   try {
@@ -28,14 +37,16 @@ export async function createRedisVault(options: RedisVaultOptions): Promise<Card
       const token = newVaultToken();
       const key = vaultKey(token);
       const sealed = seal(options.keyring, Buffer.from(JSON.stringify(secret)), Buffer.from(key));
-      await client.set(key, `${sealed.keyId}.${sealed.data.toString('base64')}`, {
-        expiration: { type: 'PX', value: ttlMs },
-      });
+      await bounded(
+        client.set(key, `${sealed.keyId}.${sealed.data.toString('base64')}`, {
+          expiration: { type: 'PX', value: ttlMs },
+        }),
+      );
       return token;
     },
     async take(token: string) {
       const key = vaultKey(token);
-      const stored = await client.getDel(key);
+      const stored = await bounded(client.getDel(key));
       if (stored === null) return null;
       const dot = stored.indexOf('.');
       const plain = open(
@@ -46,10 +57,28 @@ export async function createRedisVault(options: RedisVaultOptions): Promise<Card
       return JSON.parse(plain.toString('utf8')) as CardSecret;
     },
     async discard(token: string) {
-      await client.del(vaultKey(token));
+      await bounded(client.del(vaultKey(token)));
     },
-    async close() {
-      await client.quit().catch(() => client.destroy());
+    close() {
+      // Nothing is pending at shutdown; a QUIT would wait forever for a Redis that is gone.
+      if (client.isOpen) client.destroy();
+      return Promise.resolve();
     },
   };
+}
+
+/**
+ * A vault command, or a rejection once it took VAULT_COMMAND_TIMEOUT_MS: node-redis's own command timeout stops at the
+ * socket, and a written command would wait for a hung Redis forever. Should Redis answer later, the answer is dropped
+ * (a late GETDEL still removes the entry; a late SET expires with its TTL).
+ */
+function bounded<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the card vault did not answer within ${VAULT_COMMAND_TIMEOUT_MS} ms`)),
+      VAULT_COMMAND_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([command, deadline]).finally(() => clearTimeout(timer));
 }

@@ -154,6 +154,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     SIGNING_KEYS: TEST_SIGNING_KEYS,
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
+    FINGERPRINT_SECRET: 'test-fingerprint-secret-0123456789abcdef',
     CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
     CALLBACK_TIMEOUT_CARD: '3s',
     CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
@@ -201,7 +202,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const sandboxGet = async <T>(path: string): Promise<T> => {
-    const response = await request(`${sandbox.url}${path}`);
+    const response = await request(`${sandbox.url}${path}`, {
+      headers: { authorization: `Bearer ${options.sandbox?.token ?? SANDBOX_TOKEN}` },
+    });
+    if (response.statusCode !== 200) throw new Error(`sandbox ${path} answered ${response.statusCode}`);
     return (await response.body.json()) as T;
   };
 
