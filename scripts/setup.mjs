@@ -1,5 +1,5 @@
 // Installs what a fresh clone needs: npm dependencies, the pinned Temporal binaries, redis-server (card vault)
-// and (for the tests) Chromium.
+// and (for the tests) Chromium and Temporal's server built from the Go module proxy.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, chmodSync, renameSync } from 'node:fs';
@@ -139,11 +139,60 @@ function chromium() {
   }
 }
 
+// The mTLS test's Temporal: the CLI's dev server serves no TLS, so Temporal's own server, built once with Go from the
+// module proxy into .tools/bin/temporal-server (Go's build cache makes a rebuild quick).
+const TEMPORAL_SERVER_VERSION = '1.32.2';
+const GO_TOOLCHAIN = 'go1.26.10'; // what go.temporal.io/server@v1.32.2's go.mod requires
+
+function temporalServerVersion(path) {
+  try {
+    const out = execFileSync(path, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return /version (\S+)/.exec(out)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function temporalServer() {
+  if (!['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '')) return;
+  const override = process.env.TEMPORAL_SERVER_PATH;
+  if (override) {
+    if (!existsSync(override)) throw new Error(`TEMPORAL_SERVER_PATH points at ${override}, which does not exist`);
+    return;
+  }
+  const target = join(toolsDir, 'bin', 'temporal-server');
+  if (existsSync(target) && temporalServerVersion(target) === TEMPORAL_SERVER_VERSION) return;
+  const go = ['go', '/usr/local/go/bin/go'].find((cmd) => (cmd.includes('/') ? existsSync(cmd) : commandExists(cmd)));
+  if (!go) {
+    throw new Error(
+      `Go is needed once, to build Temporal's server ${TEMPORAL_SERVER_VERSION} for the mTLS test: install it ` +
+        '(https://go.dev/doc/install, or `apt-get install golang-go`), put `go` on PATH and run `npm run setup` again',
+    );
+  }
+  const gobin = join(toolsDir, `temporal-server-build-${process.pid}`);
+  rmSync(gobin, { recursive: true, force: true });
+  log(
+    `building temporal-server ${TEMPORAL_SERVER_VERSION} from the Go module proxy with ${GO_TOOLCHAIN} ` +
+      "(about 5 to 10 minutes the first time; later builds reuse Go's build cache)…",
+  );
+  const started = Date.now();
+  run(go, ['install', `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`], {
+    ...process.env,
+    GOBIN: gobin,
+    GOTOOLCHAIN: GO_TOOLCHAIN,
+  });
+  mkdirSync(join(toolsDir, 'bin'), { recursive: true });
+  renameSync(join(gobin, 'server'), target);
+  rmSync(gobin, { recursive: true, force: true });
+  log(`installed .tools/bin/temporal-server in ${Math.round((Date.now() - started) / 1000)}s`);
+}
+
 try {
   npmDependencies();
   temporalBinaries();
   redisServer();
   chromium();
+  temporalServer();
 } catch (err) {
   process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
