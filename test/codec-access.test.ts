@@ -55,6 +55,7 @@ describe('OPERATOR_API_KEYS', () => {
     PROVIDER_TOKEN: 'provider-token',
     ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
     SIGNING_KEYS: `s1:${Buffer.alloc(32, 2).toString('base64')}`,
+    FINGERPRINT_SECRET: 'f'.repeat(32),
     VAULT_URL: 'redis://127.0.0.1:6379',
   };
   const problem = (keys: string) => {

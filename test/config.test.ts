@@ -197,10 +197,11 @@ describe('configuration', () => {
       ...production,
       PUBLIC_BASE_URL: 'https://pay.example',
       MERCHANT_API_KEYS: `acme:${randomBytes(24).toString('base64url')}`,
-      OPERATOR_API_KEYS: randomBytes(24).toString('hex'),
+      OPERATOR_API_KEYS: `ops:${randomBytes(24).toString('hex')}`,
       CALLBACK_SECRET: randomBytes(32).toString('base64url'),
       FINGERPRINT_SECRET: randomBytes(24).toString('hex'),
       ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')},k0:${randomBytes(32).toString('base64')}`,
+      SIGNING_KEYS: `s1:${randomBytes(32).toString('base64')}`,
       VAULT_URL: `redis://:${randomBytes(16).toString('hex')}@vault.internal:6379`,
     };
     assert.equal(parseConfig(serverSchema, strong).PUBLIC_BASE_URL, 'https://pay.example');

@@ -26,6 +26,8 @@ const serverEnv = () => ({
   SIGNING_KEYS: SIGNING_KEY,
   VAULT_URL,
   PUBLIC_BASE_URL: 'https://pay.example',
+  TEMPORAL_ADDRESS: 'temporal.internal:7233',
+  TEMPORAL_TLS: 'true',
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'production-test-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -173,13 +175,7 @@ describe('production refuses development settings', () => {
 
   it('the worker: a plaintext Temporal, before it connects to anything', async () => {
     const { code, output } = await run('worker.ts', {
-      PROVIDER_BASE_URL: 'https://provider.example',
-      PROVIDER_TOKEN: 'real-provider-token',
-      ENCRYPTION_KEYS: KEY,
-      SIGNING_KEYS: SIGNING_KEY,
-      CALLBACK_SECRET: 'c'.repeat(40),
-      PUBLIC_BASE_URL: 'https://pay.example',
-      VAULT_URL: 'redis://127.0.0.1:1',
+      ...serverEnv(),
       TEMPORAL_ADDRESS: 'temporal.internal:7233',
       TEMPORAL_API_KEY: 'temporal-api-key-0123456789',
       TEMPORAL_TLS: 'false',
@@ -191,18 +187,8 @@ describe('production refuses development settings', () => {
 });
 
 describe('production: Temporal only over TLS, plaintext only on loopback and only when asked', () => {
-  const server = {
-    NODE_ENV: 'production',
-    MERCHANT_API_KEYS: 'acme:prod-merchant-key-0123456789',
-    OPERATOR_API_KEYS: 'ada:prod-operator-key-0123456789',
-    CALLBACK_SECRET: 'c'.repeat(40),
-    ENCRYPTION_KEYS: KEY,
-    SIGNING_KEYS: SIGNING_KEY,
-    VAULT_URL: 'redis://127.0.0.1:1',
-    PUBLIC_BASE_URL: 'https://pay.example',
-    PROVIDER_BASE_URL: 'https://provider.example',
-    PROVIDER_TOKEN: 'real-provider-token',
-  };
+  const { TEMPORAL_ADDRESS: _address, TEMPORAL_TLS: _tls, ...strongServer } = serverEnv();
+  const server = { ...strongServer, NODE_ENV: 'production' };
   const problems = (env: Record<string, string>): string => {
     try {
       parseConfig(serverSchema, { ...server, ...env });
