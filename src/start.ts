@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -17,6 +17,8 @@ import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
+import { localSecretsFile, readLocalSecrets } from './local-secrets';
+import type { LocalSecrets } from './local-secrets';
 import { startDevServer } from './temporal/dev-server';
 import type { DevServer } from './temporal/dev-server';
 import { freePort } from './net/free-port';
@@ -24,17 +26,6 @@ import { startRedisServer } from './vault/redis-server';
 import type { RedisServer } from './vault/redis-server';
 
 // The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
-
-interface LocalSecrets {
-  merchantKey: string;
-  operatorKey: string;
-  callbackSecret: string;
-  fingerprintSecret: string;
-  encryptionKeys: string;
-  signingKeys: string;
-  codecTokenSecret: string;
-  sandboxToken: string;
-}
 
 /** Settings `npm start` generates outside production; in production each must be set. */
 const GENERATED = [
@@ -52,22 +43,21 @@ function log(message: string): void {
 
 /** Secrets generated on the first start and kept in DATA_DIR, so keys and callback URLs survive restarts. */
 function localSecrets(dataDir: string): LocalSecrets {
-  const file = join(dataDir, 'secrets.json');
-  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalSecrets>) : {};
+  const kept = readLocalSecrets(dataDir);
   const secrets: LocalSecrets = {
     merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
     operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
     callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
     // Secrets added since a data directory was made are generated on its next start.
     fingerprintSecret: kept.fingerprintSecret ?? randomBytes(32).toString('base64url'),
-    // A data directory from before encryption gets its key now; payloads written before stay readable (plain).
+    // A data directory from before encryption gets its key now (payloads written before need ACCEPT_UNENCRYPTED_PAYLOADS).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
     signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
     codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+    writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
 }

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment';
 import type { HistoryStep } from '../src/temporal/history';
@@ -6,7 +9,7 @@ import type { PaymentSummary } from '../src/temporal/payments';
 import { freePort } from './support/free-port';
 import { ops, opsJsonUntil } from './support/ops';
 import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack } from './support/stack';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS } from './support/stack';
 import type { Stack } from './support/stack';
 
 // `npm run ops`, run as a process against the test dev server, with a real worker, server and sandbox behind it.
@@ -153,6 +156,25 @@ describe('ops resolve', () => {
     const missing = await ops(['resolve', waiting.id, '--outcome', 'failed']);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--note/);
+  });
+});
+
+describe('ops keys', () => {
+  it("takes npm start's generated keys from DATA_DIR when they are not set", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ops-keys-'));
+    try {
+      const unset = { ENCRYPTION_KEYS: '', SIGNING_KEYS: '', DATA_DIR: dataDir };
+      const without = await ops(['show', settled.id, '--json'], unset);
+      assert.equal(without.code, 2);
+      assert.match(without.stderr, /ENCRYPTION_KEYS: is required/);
+      const secrets = { encryptionKeys: TEST_ENCRYPTION_KEYS, signingKeys: TEST_SIGNING_KEYS };
+      writeFileSync(join(dataDir, 'secrets.json'), JSON.stringify(secrets));
+      const shown = await ops(['show', settled.id, '--json', '--no-history'], unset);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal((JSON.parse(shown.stdout) as { payment: PaymentResource }).payment.id, settled.id);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

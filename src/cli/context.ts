@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, optionalSigningKeys, parseConfig, temporalSettings } from '../config';
+import { withLocalSecrets } from '../local-secrets';
 import { connectClient } from '../temporal/client';
 import { TemporalConnectError } from '../temporal/connect';
 import { temporalEndpoint } from '../temporal/connection';
@@ -54,14 +55,16 @@ export function parseCliSettings<S extends z.ZodType>(schema: S, env: NodeJS.Pro
  * Builds the context from the environment; the Temporal settings are read, and the connection opened, by the first
  * command that needs them.
  */
-export function createContext(env: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
+export function createContext(given: NodeJS.ProcessEnv, write: (text: string) => void): OpsContext {
+  const env = withLocalSecrets(given);
   const target = `${env.TEMPORAL_ADDRESS || 'localhost:7233'} (namespace ${env.TEMPORAL_NAMESPACE || 'default'})`;
   let config: z.infer<typeof cliSchema> | undefined;
   const settings = () => (config ??= parseCliSettings(cliSchema, env));
   let connecting: Promise<Client> | undefined;
   const client = () =>
     (connecting ??= Promise.resolve()
-      .then(() => connectClient(settings()))
+      // Reading a history shows whatever it holds, plain payloads the worker refused included.
+      .then(() => connectClient({ ...settings(), ACCEPT_UNENCRYPTED_PAYLOADS: true }))
       .catch((err: unknown) => {
         if (err instanceof CliError) throw err;
         const endpoint = temporalEndpoint(settings());
