@@ -5,7 +5,6 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  WORKER_COMMAND,
   loadConfigOrExit,
   operatorKeyList,
   productionProblems,
@@ -13,17 +12,18 @@ import {
   startSchema,
   workerSchema,
 } from './config';
+import { WORKER_COMMAND } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
-import { localSecretsFile, readLocalSecrets } from './local-secrets';
-import type { LocalSecrets } from './local-secrets';
-import { startDevServer } from './temporal/dev-server';
-import type { DevServer } from './temporal/dev-server';
-import { freePort } from './net/free-port';
-import { startRedisServer } from './vault/redis-server';
-import type { RedisServer } from './vault/redis-server';
+import { localSecretsFile, readLocalSecrets } from './local/secrets';
+import type { LocalSecrets } from './local/secrets';
+import { startDevServer } from './local/dev-server';
+import type { DevServer } from './local/dev-server';
+import { freePort } from './local/free-port';
+import { startRedisServer } from './local/redis-server';
+import type { RedisServer } from './local/redis-server';
 
 // The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
 

@@ -12,7 +12,7 @@ import type { paymentWorkflow } from '../src/workflows';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { storedRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
-import { WORKFLOW_BUNDLE } from '../src/config';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import type { ProviderCallback } from '../src/domain/payment';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from 'undici';
-import { freePort } from './support/free-port';
+import { freePort } from '../src/local/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest } from './support/requests';
 

@@ -3,15 +3,15 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { WORKER_COMMAND } from '../src/config';
-import { freePort } from './support/free-port';
+import { WORKER_COMMAND } from '../src/local/build-outputs';
+import { freePort } from '../src/local/free-port';
 import { ops } from './support/ops';
 import { paymentRequest } from './support/requests';
 import { startStack, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';
 import { startTlsTemporal, SYSTEM_WORKER_NAME } from './support/tls-temporal';
 import type { TlsTemporal } from './support/tls-temporal';
-import { startWorkerProcess } from './support/worker-process';
+import { startWorkerProcess } from '../src/local/worker-process';
 
 // Temporal's own server serving only mTLS on its frontend (certificates from a throwaway CA): the worker process, the
 // server and the operator CLI reach it with Temporal's TLS settings and a payment completes through it; a plaintext

@@ -12,7 +12,7 @@ import { signMessage } from '../src/crypto/signing';
 import type { PaymentInput, PaymentResource } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import { EncryptionCodec } from '../src/temporal/codec';
-import { temporalBinary } from '../src/temporal/binaries';
+import { temporalBinary } from '../src/local/binaries';
 import { paymentRequest } from './support/requests';
 import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { PaymentError } from '../temporal/payments';
+import { PaymentError } from '../payments/payments';
 import { CliError, EXIT, createContext } from './context';
 import type { OpsContext, RegisterCommand } from './context';
 import { registerBatch } from './batch';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { PaymentResource } from '../domain/payment';
-import { readableHistory } from '../temporal/history';
+import { readableHistory } from '../payments/history';
 import type { OpsContext } from './context';
 import { wantsJson } from './options';
 import { fields, json, table, time } from './output';

@@ -1,5 +1,5 @@
 import type { BankDirectory } from '../banks/directory';
-import { PaymentError } from '../temporal/errors';
+import { PaymentError } from '../payments/errors';
 import { ApiError } from './errors';
 import type { FieldError } from './errors';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider';
-import type { Payments } from '../temporal/payments';
+import type { Payments } from '../payments/payments';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError } from './errors';
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { PaymentError } from '../temporal/payments';
+import { PaymentError } from '../payments/payments';
 
 export interface FieldError {
   path: string;
