@@ -22,7 +22,7 @@ import { EncryptionCodec } from '../src/temporal/codec';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
-import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/workflows/definitions';
+import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
 import { freePort } from '../src/local/free-port';
 import { paymentRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';

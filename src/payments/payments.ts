@@ -8,28 +8,25 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
+import { newPaymentResource } from '../domain/payment';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
-  PAYMENT_WORKFLOW,
   SearchAttributes,
   callbackSignal,
   paymentQuery,
   paymentSearchAttributes,
-  paymentWorkflowId,
   resolveUpdate,
 } from '../workflows/definitions';
+import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentDetails, paymentSummary } from '../workflows/payment-metadata';
-import { PaymentState } from '../workflows/payment-state';
 import type { paymentWorkflow } from '../workflows';
-import { PaymentError, temporalCall } from './errors';
+import { AppError, temporalCall } from './errors';
 import { paymentFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
 import { signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
-
-export { PaymentError } from './errors';
 
 export interface PaymentsOptions {
   taskQueue: string;
@@ -84,7 +81,7 @@ export class Payments {
     const paymentId = paymentWorkflowId(merchantId, request.reference);
     const fingerprint = paymentFingerprint(creation.fingerprintSecret, merchantId, request);
     const stored = await detachCard(request, creation.cardVault).catch(() => {
-      throw new PaymentError('unavailable', 'the card vault is unreachable right now');
+      throw new AppError('unavailable', 'the card vault is unreachable right now');
     });
     const input: PaymentInput = {
       paymentId,
@@ -114,13 +111,13 @@ export class Payments {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
       if (existing.memo?.fingerprint !== fingerprint) {
-        throw new PaymentError('conflict', `reference ${request.reference} was already used with a different request`);
+        throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
       }
       created = false;
     }
     return {
       created,
-      payment: await this.awaitInitiation(paymentId, new PaymentState(input).resource, creation.initiationWaitMs),
+      payment: await this.awaitInitiation(paymentId, newPaymentResource(input), creation.initiationWaitMs),
     };
   }
 

@@ -22,7 +22,7 @@ import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentInput } from '../domain/payment';
-import type { BatchCarry } from './batch-state';
+import type { BatchCarry } from '../domain/batch-progress';
 import { BatchState } from './batch-state';
 import {
   SearchAttributes,
