@@ -15,7 +15,7 @@ import {
 import { WORKER_COMMAND } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
-import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
+import { CODEC_TOKEN_TTL_MS, signCodecToken } from './crypto/codec-tokens';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
 import { localSecretsFile, readLocalSecrets } from './local/secrets';
 import type { LocalSecrets } from './local/secrets';

@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { ConfigError, parseConfig, serverSchema } from '../src/config';
 import type { PaymentResource } from '../src/domain/payment';
-import { signCodecToken } from '../src/http/codec-token';
+import { signCodecToken } from '../src/crypto/codec-tokens';
 import { ops } from './support/ops';
 import { paymentRequest } from './support/requests';
 import {

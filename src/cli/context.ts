@@ -27,7 +27,6 @@ export class CliError extends Error {
 
 /** What every command gets: a Temporal connection made on first use, its environment, and where to write. */
 export interface OpsContext {
-  client(): Promise<Client>;
   payments(): Promise<Payments>;
   batches(): Promise<Batches>;
   /** The Temporal cluster the commands talk to, for messages. */
@@ -78,7 +77,6 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
   return {
     target,
     env,
-    client,
     write,
     async payments() {
       return new Payments(await client(), { taskQueue: settings().TASK_QUEUE, signingKeys: settings().SIGNING_KEYS });

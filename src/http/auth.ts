@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { signCodecToken, verifyCodecToken } from './codec-token';
+import { signCodecToken, verifyCodecToken } from '../crypto/codec-tokens';
 import { ApiError } from './errors';
 
 /** Who makes a request: a merchant, or an operator (a person, by name). */

@@ -7,7 +7,13 @@ import type { PaymentTiming } from '../domain/payment';
 import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
 import { newBatchProgress } from '../domain/batch-progress';
 import { SearchAttributes, batchControlUpdate, batchProgressQuery, releaseItemsSignal } from '../workflows/definitions';
-import { BATCH_ITEMS_WORKFLOW, PAYOUT_BATCH_WORKFLOW, batchItemPaymentId, batchPageId, batchWorkflowId } from '../domain/ids';
+import {
+  BATCH_ITEMS_WORKFLOW,
+  PAYOUT_BATCH_WORKFLOW,
+  batchItemPaymentId,
+  batchPageId,
+  batchWorkflowId,
+} from '../domain/ids';
 import { AppError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';

@@ -18,11 +18,13 @@ import {
   resolveUpdate,
 } from '../workflows/definitions';
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
-import { paymentDetails, paymentSummary } from '../workflows/payment-metadata';
+import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
 import { AppError, temporalCall } from './errors';
 import { paymentFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
+import { readableHistory } from './history';
+import type { HistoryStep } from './history';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
 import { signMessage } from '../crypto/signing';
@@ -54,6 +56,13 @@ export interface PaymentSummary {
   amount: number | null;
   created_at: string;
   closed_at: string | null;
+}
+
+/** A payment as the operator's `show` presents it: the resource, its workflow, and its history when asked. */
+export interface PaymentInspection {
+  payment: PaymentResource;
+  workflow: { status: string; summary: string | null; started_at: string; closed_at: string | null };
+  history: HistoryStep[] | undefined;
 }
 
 export interface ListFilter {
@@ -100,7 +109,7 @@ export class Payments {
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: paymentSummary(request),
-          staticDetails: paymentDetails(merchantId, request, input.createdAt),
+          staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
           typedSearchAttributes: paymentSearchAttributes(input),
         }),
       );
@@ -124,6 +133,20 @@ export class Payments {
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
     return queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+  }
+
+  /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
+  async inspect(paymentId: string, withHistory: boolean): Promise<PaymentInspection> {
+    const payment = await this.get(paymentId);
+    const description = await this.client.workflow.getHandle(paymentId).describe();
+    const workflow = {
+      status: description.status.name,
+      summary: (await description.staticSummary()) ?? null,
+      started_at: description.startTime.toISOString(),
+      closed_at: description.closeTime?.toISOString() ?? null,
+    };
+    const history = withHistory ? await readableHistory(this.client, paymentId) : undefined;
+    return { payment, workflow, history };
   }
 
   /** Payments matching the filter, newest first, from Temporal's visibility store. */

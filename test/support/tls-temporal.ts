@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
+import { msToTs } from '@temporalio/common';
 import { temporalBinary } from '../../src/local/binaries';
 import { temporalConnection } from '../../src/temporal/connection';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
