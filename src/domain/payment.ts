@@ -1,3 +1,4 @@
+import type { CardField } from './personal-data';
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
 import type { Signed } from './signed';
 
@@ -95,9 +96,6 @@ export interface PaymentResource {
   card?: { last4: string };
   events: PaymentEvent[];
 }
-
-/** The card fields that stay in the vault, outside Temporal. */
-export type CardField = 'card_number' | 'card_cvv' | 'expiry_month' | 'expiry_year';
 
 /** A card payment as Temporal sees it: the card data replaced by a one-time vault token and the last four digits. */
 export type CardPaymentRef = Omit<CardPaymentRequest, CardField> & { card: { token: string; last4: string } };

@@ -6,6 +6,7 @@ import { parseBankList } from './banks';
 import type { PaymentRequest } from '../domain/requests';
 import { classifyError, classifyResponse, describeBody, ProviderError } from './errors';
 import { createRedactor, type Redactor } from './redact';
+import { personalValues } from '../domain/personal-data';
 import { parseRetryAfter, retryDelay } from './retry';
 import { fillTemplate, readStatusAnswer, type StatusQuery } from './status';
 import { parseJson } from './text';
@@ -129,7 +130,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
   }
 
   async function initiate({ paymentId, request: req, callbackUrl }: InitiationRequest): Promise<ProviderAck> {
-    const redact = createRedactor([config.token, ...personalData(req)]);
+    const redact = createRedactor([config.token, ...personalValues(req)]);
     const what = `${req.type} initiation`;
     const wire = encodeInitiation(req, paymentId, callbackUrl, config);
     return withSafeRetries(async () => {
@@ -247,17 +248,5 @@ function isHttpUrl(value: string): boolean {
     return protocol === 'http:' || protocol === 'https:';
   } catch {
     return false;
-  }
-}
-
-/** The fields of a request that must never reach a log line or an error message, even when the provider echoes them. */
-function personalData(req: PaymentRequest): string[] {
-  switch (req.type) {
-    case 'card_payment':
-      return [req.card_number, req.card_cvv, req.first_name, req.last_name, req.email, req.phone_number];
-    case 'mobile_money_debit':
-      return [req.phone_number, req.name];
-    case 'bank_credit':
-      return [req.account_number, req.customer_name];
   }
 }
