@@ -24,6 +24,7 @@ import type { DevServer } from './local/dev-server';
 import { freePort } from './local/free-port';
 import { startRedisServer } from './local/redis-server';
 import type { RedisServer } from './local/redis-server';
+import { waitUntil } from './local/wait-until';
 
 // The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
 
@@ -86,18 +87,11 @@ async function waitForHttp(
   name: string,
   headers: Record<string, string> = {},
 ): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
-    try {
-      const response = await fetch(url, { headers });
-      if (response.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${name} did not answer on ${url} within 60s`);
+  await waitUntil(async () => ((await fetch(url, { headers })).status < 500 ? true : undefined), {
+    timeoutMs: 60_000,
+    stopIf: () => (child.exitCode !== null ? new Error(`${name} exited with code ${child.exitCode}`) : undefined),
+    timedOut: () => new Error(`${name} did not answer on ${url} within 60s`),
+  });
 }
 
 /** How to reach a listening host from this machine: a wildcard address as localhost. */

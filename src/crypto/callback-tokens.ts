@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacSha256, sameSecret } from './digest';
 
 /** Where the server takes provider callbacks: `{CALLBACK_PATH}/{payment id}/{token}`. */
 export const CALLBACK_PATH = '/v1/callbacks';
@@ -27,7 +27,7 @@ export class CallbackTokens {
 
   /** The token that goes into a payment's callback URL. */
   tokenFor(paymentId: string): string {
-    return createHmac('sha256', this.secret).update(`callback:${paymentId}`).digest('base64url');
+    return hmacSha256(this.secret, `callback:${paymentId}`).toString('base64url');
   }
 
   /** The callback URL handed to the provider for this payment. */
@@ -38,7 +38,6 @@ export class CallbackTokens {
 
   /** True when the token was issued for this payment (constant time, whatever the length presented). */
   verify(paymentId: string, token: string): boolean {
-    const digest = (text: string) => createHash('sha256').update(text).digest();
-    return timingSafeEqual(digest(this.tokenFor(paymentId)), digest(token));
+    return sameSecret(this.tokenFor(paymentId), token);
   }
 }

@@ -1,13 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { canonicalJson } from '../crypto/canonical-json';
+import { hmacSha256 } from '../crypto/digest';
 import { splitCardData } from '../domain/personal-data';
 import type { PaymentRequest } from '../domain/requests';
 
 /** A keyed digest of a request, kept in a workflow's memo to tell a repeated request from a reused reference. */
 export function requestFingerprint(secret: string, scope: string, request: unknown): string {
-  return createHmac('sha256', secret)
-    .update(`${scope}:${canonicalJson(request)}`)
-    .digest('base64url');
+  return hmacSha256(secret, `${scope}:${canonicalJson(request)}`).toString('base64url');
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CardData } from '../domain/personal-data';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../crypto/digest';
 
 /** A short-lived store outside Temporal for card data, read at most once. */
 export interface CardVault {
@@ -22,7 +23,7 @@ export function newVaultToken(): string {
 
 /** Where a token's entry is stored: a hash, so a listing of the store reveals no usable token. */
 export function vaultKey(token: string): string {
-  return `vault:card:${createHash('sha256').update(token).digest('hex')}`;
+  return `vault:card:${sha256(token).toString('hex')}`;
 }
 
 /** An in-process vault: only for a server and worker that live in one process (unit tests). */
