@@ -13,7 +13,7 @@ import { request } from 'undici';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { createLogger } from '../src/logging';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { BatchInput, BatchProgress } from '../src/domain/batch';
+import type { BatchInput } from '../src/domain/batch';
 import type { PaymentStatus } from '../src/domain/payment';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
