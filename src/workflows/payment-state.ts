@@ -29,7 +29,8 @@ const REPEATABLE = new Set<PaymentEvent['type']>([
 ]);
 
 /**
- * The payment's state machine: every transition of PRODUCT.md's status diagram, and the events that explain it.
+ * The payment's state machine: every transition of the payment status diagram (ARCHITECTURE.md, the API docs),
+ * and the events that explain it.
  * Deterministic and free of Temporal calls, so the workflow stays short and the rules are unit-testable.
  */
 export class PaymentState {
