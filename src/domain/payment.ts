@@ -1,3 +1,4 @@
+import { lastFour } from './personal-data';
 import type { CardField } from './personal-data';
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
 import type { Signed } from './signed';
@@ -176,5 +177,5 @@ export function newPaymentResource(input: PaymentInput): PaymentResource {
  * histories must still replay (and the digits they keep are the only ones shown).
  */
 function cardLast4(request: { card?: { last4: string }; card_number?: string }): string {
-  return request.card?.last4 ?? (request.card_number ?? '').slice(-4);
+  return request.card?.last4 ?? lastFour(request.card_number ?? '');
 }

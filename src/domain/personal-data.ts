@@ -47,6 +47,11 @@ export const CARD_FIELDS = FIELD_NAMES.filter((f) => PERSONAL_FIELDS[f].card) as
 /** A card payment's card data, as the vault holds it. */
 export type CardData = Pick<CardPaymentRequest, CardField>;
 
+/** The part of a card number that may be shown and kept: its last four digits. */
+export function lastFour(cardNumber: string): string {
+  return cardNumber.slice(-4);
+}
+
 /** Every personal field's name: what the logs censor wherever it appears. */
 export function personalFieldNames(): readonly PersonalFieldName[] {
   return FIELD_NAMES;
@@ -82,7 +87,7 @@ export function recordedBody(body: Record<string, unknown>): Record<string, unkn
     const rule = PERSONAL_FIELDS[field].recorded;
     const value = copy[field];
     if (rule === 'dropped') delete copy[field];
-    else if (rule === 'last4') copy[field] = typeof value === 'string' ? value.slice(-4) : '[redacted]';
+    else if (rule === 'last4') copy[field] = typeof value === 'string' ? lastFour(value) : '[redacted]';
   }
   return copy;
 }

@@ -1,3 +1,4 @@
+import { lastFour } from './personal-data';
 import type { PaymentResource } from './payment';
 import type { PaymentRequest } from './requests';
 
@@ -14,7 +15,7 @@ export function paymentStaticDetails(merchantId: string, request: PaymentRequest
   const lines = [
     `**${request.type}** of **${request.amount}**`,
     `merchant \`${merchantId}\`, reference \`${request.reference}\``,
-    request.type === 'card_payment' ? `card •••• ${request.card_number.slice(-4)}` : undefined,
+    request.type === 'card_payment' ? `card •••• ${lastFour(request.card_number)}` : undefined,
     request.type === 'bank_credit' ? `bank ${request.bank_code}` : undefined,
     `created ${createdAt}`,
   ];

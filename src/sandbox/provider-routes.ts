@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { lastFour } from '../domain/personal-data';
 import { BANKS } from './banks';
 import type { SandboxContext } from './context';
 import { errorBody, TRANSACTION_NOT_FOUND, validationError } from './errors';
@@ -130,7 +131,7 @@ export function registerProviderRoutes(app: FastifyInstance, context: SandboxCon
     amount: input.amount,
     callbackUrl: input.callback_url,
     returnUrl: input.return_url,
-    cardLast4: input.card_number.slice(-4),
+    cardLast4: lastFour(input.card_number),
     respond: (transaction) =>
       cardResponse(
         transaction,
