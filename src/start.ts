@@ -87,15 +87,18 @@ function shownHost(host: string): string {
 
 /** Exits with the list of what production refuses: generated secrets, the sandbox, the embedded dev server. */
 function refuseDevelopmentSettings(config: StartConfig, temporal: TemporalEndpoint): void {
-  const missing: string[] = GENERATED.filter((name) => !process.env[name]);
+  const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
+  const problems = productionProblems(process.env, names).map((line) => line.trim());
+  // A generated setting the production rules already refuse (`is required in production`) is named once, by them.
+  const ruled = new Set(problems.map((line) => line.slice(0, line.indexOf(':'))));
+  const missing: string[] = GENERATED.filter((name) => !process.env[name] && !ruled.has(name));
   if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
   if (!temporal.addressConfigured) {
     missing.push('TEMPORAL_ADDRESS (the embedded Temporal dev server is not for production)');
   } else {
     missing.push(...temporalSettingProblems(process.env, true).map((p) => `${p.setting} (${p.problem})`));
   }
-  const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
-  missing.push(...productionProblems(process.env, names).map((line) => line.trim()));
+  missing.push(...problems);
   if (missing.length > 0) {
     process.stderr.write(
       `start: NODE_ENV=production refuses generated secrets, the sandbox and the embedded Temporal dev server; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
