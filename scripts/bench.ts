@@ -7,10 +7,10 @@ import { createSandbox } from '../src/sandbox/app';
 import { startServer } from '../src/server';
 import { connectClient } from '../src/temporal/client';
 import { generateKeyEntry, parseKeyring } from '../src/crypto/keyring';
-import { startDevServer } from '../src/temporal/dev-server';
-import { startRedisServer } from '../src/vault/redis-server';
-import { freePort } from '../test/support/free-port';
-import { startWorkerProcess } from '../test/support/worker-process';
+import { startDevServer } from '../src/local/dev-server';
+import { startRedisServer } from '../src/local/redis-server';
+import { freePort } from '../src/local/free-port';
+import { startWorkerProcess } from '../src/local/worker-process';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '50';

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_BUNDLE } from '../src/config';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { FAILURE_CONVERTER_PATH } from '../src/temporal/data-converter';
 
 async function main(): Promise<void> {

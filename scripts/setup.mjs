@@ -87,7 +87,7 @@ function commandExists(cmd) {
 }
 
 // The card vault's Redis: Debian's redis-server. As root, apt-get installs it; otherwise its packages are
-// unpacked into .tools/redis (src/vault/redis-server.ts finds the binary and its libraries there).
+// unpacked into .tools/redis (src/local/redis-server.ts finds the binary and its libraries there).
 function redisServer() {
   if (process.env.VAULT_URL || process.env.REDIS_SERVER_PATH) return;
   if (commandExists('redis-server') || existsSync(join(toolsDir, 'redis', 'usr', 'bin', 'redis-server'))) return;

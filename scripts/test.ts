@@ -2,11 +2,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { WORKFLOW_BUNDLE } from '../src/config';
-import { startDevServer } from '../src/temporal/dev-server';
-import { startRedisServer } from '../src/vault/redis-server';
-import { temporalBinary } from '../src/temporal/binaries';
-import { freePort } from '../test/support/free-port';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
+import { startDevServer } from '../src/local/dev-server';
+import { startRedisServer } from '../src/local/redis-server';
+import { temporalBinary } from '../src/local/binaries';
+import { freePort } from '../src/local/free-port';
 
 const root = resolve(__dirname, '..');
 

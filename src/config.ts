@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import { estimatedEntropyBits, MIN_ENTROPY_BITS } from './crypto/entropy';
 import { parseKeyring } from './crypto/keyring';
@@ -197,16 +196,6 @@ const logging = {
     .default('false')
     .transform((v) => v === 'true'),
 };
-
-/**
- * How every launcher runs the worker (package.json's `worker` script says the same): compiled by `npm run build`,
- * because tsx's loader thread alone costs ~40 MB of RSS, and with a heap cap, because without one V8 grows its heap
- * lazily towards gigabytes before collecting and the worker's memory follows its load instead of its cache size.
- */
-export const WORKER_COMMAND = ['--max-old-space-size=160', resolve(__dirname, '..', 'dist', 'worker.js')] as const;
-
-/** The workflow bundle `npm run build` makes (from `src/workflows`); the compiled worker loads it instead of bundling. */
-export const WORKFLOW_BUNDLE = resolve(__dirname, '..', 'dist', 'workflow-bundle.js');
 
 const hostPort = z
   .string()

@@ -1,7 +1,7 @@
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 import { pino } from 'pino';
 import type { Logger, LoggerOptions } from 'pino';
-import { PAYMENT_WORKFLOW } from './workflows/definitions';
+import { PAYMENT_WORKFLOW } from './domain/ids';
 
 /** Pino options every process shares: JSON lines, or one readable line per entry when `pretty`. */
 export function baseLoggerOptions(level: string, pretty: boolean): LoggerOptions {

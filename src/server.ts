@@ -7,12 +7,12 @@ import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createProviderClient } from './provider';
-import { Batches } from './temporal/batches';
+import { Batches } from './payments/batches';
 import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/client';
 import { EncryptionCodec } from './temporal/codec';
-import { Payments } from './temporal/payments';
-import { Readiness } from './temporal/readiness';
+import { Payments } from './payments/payments';
+import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
 
 /** Per-type callback waits and reconciliation window, from configuration. */

@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
-  WORKER_COMMAND,
   loadConfigOrExit,
   operatorKeyList,
   productionProblems,
@@ -13,17 +10,20 @@ import {
   startSchema,
   workerSchema,
 } from './config';
+import type { StartConfig } from './config';
+import { WORKER_COMMAND } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
-import { CODEC_TOKEN_TTL_MS, signCodecToken } from './http/codec-token';
+import { CODEC_TOKEN_TTL_MS, signCodecToken } from './crypto/codec-tokens';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
-import { localSecretsFile, readLocalSecrets } from './local-secrets';
-import type { LocalSecrets } from './local-secrets';
-import { startDevServer } from './temporal/dev-server';
-import type { DevServer } from './temporal/dev-server';
-import { freePort } from './net/free-port';
-import { startRedisServer } from './vault/redis-server';
-import type { RedisServer } from './vault/redis-server';
+import type { TemporalEndpoint } from './temporal/connection';
+import { localSecretsFile, readLocalSecrets } from './local/secrets';
+import type { LocalSecrets } from './local/secrets';
+import { startDevServer } from './local/dev-server';
+import type { DevServer } from './local/dev-server';
+import { freePort } from './local/free-port';
+import { startRedisServer } from './local/redis-server';
+import { Supervisor, waitForHttp } from './local/supervisor';
 
 // The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
 
@@ -80,62 +80,35 @@ function webUiCodecLines(env: NodeJS.ProcessEnv, publicBaseUrl: string): string[
   ];
 }
 
-async function waitForHttp(
-  url: string,
-  child: ChildProcess,
-  name: string,
-  headers: Record<string, string> = {},
-): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
-    try {
-      const response = await fetch(url, { headers });
-      if (response.status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${name} did not answer on ${url} within 60s`);
-}
-
 /** How to reach a listening host from this machine: a wildcard address as localhost. */
 function shownHost(host: string): string {
   return host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
 }
 
-async function main(): Promise<void> {
-  const config = loadConfigOrExit(startSchema, 'start');
-  // TEMPORAL_ADDRESS or a profile (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE) names an external cluster.
-  const temporal = (() => {
-    try {
-      return temporalEndpoint(process.env);
-    } catch (err) {
-      process.stderr.write(`start: invalid configuration:\n  ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    }
-  })();
-  if (process.env.NODE_ENV === 'production') {
-    const missing: string[] = GENERATED.filter((name) => !process.env[name]);
-    if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
-    if (!temporal.addressConfigured) {
-      missing.push('TEMPORAL_ADDRESS (the embedded Temporal dev server is not for production)');
-    } else {
-      missing.push(...temporalSettingProblems(process.env, true).map((p) => `${p.setting} (${p.problem})`));
-    }
-    const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
-    missing.push(...productionProblems(process.env, names).map((line) => line.trim()));
-    if (missing.length > 0) {
-      process.stderr.write(
-        `start: NODE_ENV=production refuses generated secrets, the sandbox and the embedded Temporal dev server; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
-      );
-      process.exit(1);
-    }
+/** Exits with the list of what production refuses: generated secrets, the sandbox, the embedded dev server. */
+function refuseDevelopmentSettings(config: StartConfig, temporal: TemporalEndpoint): void {
+  const names = new Set([...Object.keys(serverSchema.shape), ...Object.keys(workerSchema.shape)]);
+  const problems = productionProblems(process.env, names).map((line) => line.trim());
+  // A generated setting the production rules already refuse (`is required in production`) is named once, by them.
+  const ruled = new Set(problems.map((line) => line.slice(0, line.indexOf(':'))));
+  const missing: string[] = GENERATED.filter((name) => !process.env[name] && !ruled.has(name));
+  if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
+  if (!temporal.addressConfigured) {
+    missing.push('TEMPORAL_ADDRESS (the embedded Temporal dev server is not for production)');
+  } else {
+    missing.push(...temporalSettingProblems(process.env, true).map((p) => `${p.setting} (${p.problem})`));
   }
-  const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
-  const secrets = localSecrets(dataDir);
+  missing.push(...problems);
+  if (missing.length > 0) {
+    process.stderr.write(
+      `start: NODE_ENV=production refuses generated secrets, the sandbox and the embedded Temporal dev server; set:\n${missing.map((m) => `  ${m}`).join('\n')}\n`,
+    );
+    process.exit(1);
+  }
+}
+
+/** The environment the children share: what is set, with the local secrets for what is not. */
+function childEnvironment(secrets: LocalSecrets): { env: NodeJS.ProcessEnv; generated: string[] } {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_PRETTY: process.env.LOG_PRETTY ?? 'true' };
   const generated: string[] = [];
   if (!env.MERCHANT_API_KEYS) {
@@ -154,92 +127,91 @@ async function main(): Promise<void> {
   env.SIGNING_KEYS ??= secrets.signingKeys;
   // Optional in production (without it the Web UI cannot decode); generated, like the others, outside it.
   if (process.env.NODE_ENV !== 'production') env.CODEC_TOKEN_SECRET ??= secrets.codecTokenSecret;
+  return { env, generated };
+}
+
+/** Starts what is not configured elsewhere (Redis, the Temporal dev server, the sandbox), then the worker and server. */
+async function startAll(
+  config: StartConfig,
+  temporal: TemporalEndpoint,
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  sandboxToken: string,
+  supervisor: Supervisor,
+): Promise<DevServer | undefined> {
+  let devServer: DevServer | undefined;
+  if (!config.VAULT_URL) {
+    log('starting a private redis-server for the card vault…');
+    const redis = await startRedisServer(await freePort());
+    supervisor.onStop(() => redis.stop());
+    env.VAULT_URL = redis.url;
+  }
+  if (!temporal.addressConfigured) {
+    log(`starting the Temporal dev server (data in ${join(dataDir, 'temporal.db')})…`);
+    const uiOrigins = [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
+    env.CODEC_CORS_ORIGINS ??= uiOrigins.join(',');
+    devServer = await startDevServer({
+      port: config.TEMPORAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dbFile: join(dataDir, 'temporal.db'),
+      log: (line) => process.stderr.write(line),
+    });
+    const started = devServer;
+    supervisor.onStop(() => started.stop());
+    env.TEMPORAL_ADDRESS = devServer.address;
+  }
+  const tsx = (script: string) => ['--import', 'tsx', join(__dirname, script)];
+  if (!config.PROVIDER_BASE_URL) {
+    const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
+    const sandbox = supervisor.launch('sandbox', tsx('sandbox/main.ts'), {
+      SANDBOX_PORT: String(config.SANDBOX_PORT),
+      SANDBOX_TOKEN: sandboxToken,
+      SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
+    });
+    await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox', {
+      authorization: `Bearer ${sandboxToken}`,
+    });
+    Object.assign(env, {
+      PROVIDER_BASE_URL: sandboxUrl,
+      PROVIDER_TOKEN: sandboxToken,
+      PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
+      PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
+    });
+  }
+  if (!existsSync(WORKER_COMMAND[1])) throw new Error('the worker is not built: run `npm run build`');
+  supervisor.launch('worker', [...WORKER_COMMAND]);
+  const server = supervisor.launch('server', tsx('server.ts'));
+  await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
+  return devServer;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(startSchema, 'start');
+  // TEMPORAL_ADDRESS or a profile (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE) names an external cluster.
+  const temporal = (() => {
+    try {
+      return temporalEndpoint(process.env);
+    } catch (err) {
+      process.stderr.write(`start: invalid configuration:\n  ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    }
+  })();
+  if (process.env.NODE_ENV === 'production') refuseDevelopmentSettings(config, temporal);
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = localSecrets(dataDir);
+  const { env, generated } = childEnvironment(secrets);
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
   // The sandbox's token guards its ledger (callback URLs, names, phone numbers) as well as its provider API.
   const sandboxToken = env.PROVIDER_TOKEN ?? secrets.sandboxToken;
-
-  const children: { name: string; child: ChildProcess }[] = [];
+  const supervisor = new Supervisor(env, log);
   let devServer: DevServer | undefined;
-  let redis: RedisServer | undefined;
-  let stopping = false;
-  const stopAll = async (code: number): Promise<never> => {
-    if (stopping) return new Promise<never>(() => undefined);
-    stopping = true;
-    log('stopping…');
-    for (const { child } of [...children].reverse()) {
-      if (child.exitCode === null) child.kill('SIGTERM');
-    }
-    await Promise.all(
-      children.map(({ child }) =>
-        child.exitCode === null ? new Promise((r) => child.once('exit', r)) : Promise.resolve(),
-      ),
-    );
-    await devServer?.stop();
-    await redis?.stop();
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void stopAll(0));
-  process.once('SIGTERM', () => void stopAll(0));
-
-  const tsx = (script: string) => ['--import', 'tsx', join(__dirname, script)];
-  const launch = (name: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): ChildProcess => {
-    const child = spawn(process.execPath, args, {
-      env: { ...env, ...extraEnv },
-      stdio: 'inherit',
-    });
-    child.once('exit', (code) => {
-      if (!stopping) {
-        log(`${name} exited unexpectedly (code ${code}); stopping everything`);
-        void stopAll(1);
-      }
-    });
-    children.push({ name, child });
-    return child;
-  };
-
   try {
-    if (!config.VAULT_URL) {
-      log('starting a private redis-server for the card vault…');
-      redis = await startRedisServer(await freePort());
-      env.VAULT_URL = redis.url;
-    }
-    if (!temporal.addressConfigured) {
-      log(`starting the Temporal dev server (data in ${join(dataDir, 'temporal.db')})…`);
-      const uiOrigins = [`http://localhost:${config.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`];
-      env.CODEC_CORS_ORIGINS ??= uiOrigins.join(',');
-      devServer = await startDevServer({
-        port: config.TEMPORAL_PORT,
-        uiPort: config.TEMPORAL_UI_PORT,
-        namespace: config.TEMPORAL_NAMESPACE,
-        dbFile: join(dataDir, 'temporal.db'),
-        log: (line) => process.stderr.write(line),
-      });
-      env.TEMPORAL_ADDRESS = devServer.address;
-    }
-    if (!config.PROVIDER_BASE_URL) {
-      const sandboxUrl = `http://127.0.0.1:${config.SANDBOX_PORT}`;
-      const sandbox = launch('sandbox', tsx('sandbox/main.ts'), {
-        SANDBOX_PORT: String(config.SANDBOX_PORT),
-        SANDBOX_TOKEN: sandboxToken,
-        SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
-      });
-      await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox', {
-        authorization: `Bearer ${sandboxToken}`,
-      });
-      Object.assign(env, {
-        PROVIDER_BASE_URL: sandboxUrl,
-        PROVIDER_TOKEN: sandboxToken,
-        PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
-        PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
-      });
-    }
-    if (!existsSync(WORKER_COMMAND[1])) throw new Error('the worker is not built: run `npm run build`');
-    launch('worker', [...WORKER_COMMAND]);
-    const server = launch('server', tsx('server.ts'));
-    await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
+    devServer = await startAll(config, temporal, dataDir, env, sandboxToken, supervisor);
   } catch (err) {
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
-    await stopAll(1);
+    await supervisor.stopAll(1);
   }
 
   const lines = [

@@ -1,4 +1,5 @@
-import { WORKFLOW_BUNDLE, loadConfigOrExit, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { loadConfigOrExit, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';

@@ -19,10 +19,10 @@ import { EncryptionCodec } from '../src/temporal/codec';
 import { createPaymentWorker } from '../src/temporal/worker';
 import { vaultKey } from '../src/vault/card-vault';
 import { detachCard } from '../src/vault/card-data';
-import { startRedisServer } from '../src/vault/redis-server';
-import type { RedisServer } from '../src/vault/redis-server';
+import { startRedisServer } from '../src/local/redis-server';
+import type { RedisServer } from '../src/local/redis-server';
 import { createRedisVault } from '../src/vault/redis-vault';
-import { freePort } from './support/free-port';
+import { freePort } from '../src/local/free-port';
 import { paymentRequest } from './support/requests';
 import {
   OPERATOR_KEY,

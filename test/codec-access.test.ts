@@ -5,9 +5,9 @@ import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { ConfigError, parseConfig, serverSchema } from '../src/config';
 import type { PaymentResource } from '../src/domain/payment';
-import { signCodecToken } from '../src/http/codec-token';
+import { signCodecToken } from '../src/crypto/codec-tokens';
 import { ops } from './support/ops';
-import { paymentRequest } from './support/requests';
+import { paymentRequest, postCodec } from './support/requests';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
@@ -128,19 +128,8 @@ describe('who decodes what', () => {
     await raw?.connection.close();
   });
 
-  const codec = async (path: string, payloads: unknown, headers: Record<string, string> = {}) => {
-    const response = await request(`${stack.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ payloads }),
-    });
-    const text = await response.body.text();
-    return {
-      status: response.statusCode,
-      headers: response.headers,
-      payloads: response.statusCode === 200 ? (JSON.parse(text) as { payloads: JsonPayload[] }).payloads : [],
-    };
-  };
+  const codec = (path: string, payloads: unknown, headers: Record<string, string> = {}) =>
+    postCodec<JsonPayload>(`${stack.baseUrl}${path}`, payloads, headers);
   const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
   const issue = (body: unknown, key: string | null = OPERATOR_KEY) =>
     stack.api<{ operator: string; codec_endpoint: string; expires_at: string; error?: { fields: { path: string }[] } }>(

@@ -3,8 +3,8 @@ import { after, describe, it } from 'node:test';
 import { PassThrough } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
-import { Readiness } from '../src/temporal/readiness';
-import { freePort } from './support/free-port';
+import { Readiness } from '../src/payments/readiness';
+import { freePort } from '../src/local/free-port';
 import { startStack } from './support/stack';
 import type { Stack } from './support/stack';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
 import type { PaymentResource } from '../src/domain/payment';
-import { ServerMetrics, WorkerMetrics } from '../src/metrics/names';
+import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
 import { paymentRequest } from './support/requests';

@@ -9,7 +9,7 @@ import { batchBody, waitForBatch } from './support/batches';
 import { uniqueReference } from './support/requests';
 import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
 import type { SandboxRecord, Stack } from './support/stack';
-import { startWorkerProcess } from './support/worker-process';
+import { startWorkerProcess } from '../src/local/worker-process';
 
 const ITEMS = 1000;
 const SCENARIOS = ['00', '11', '22', '33', '88'] as const;

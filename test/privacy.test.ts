@@ -15,7 +15,7 @@ import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
 import { loggerOptions } from '../src/http/app';
 import { connectClient } from '../src/temporal/client';
-import { temporalBinary } from '../src/temporal/binaries';
+import { temporalBinary } from '../src/local/binaries';
 import { vaultKey } from '../src/vault/card-vault';
 import { paymentRequest } from './support/requests';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';

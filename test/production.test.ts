@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { runEntry } from './support/process';
 import { cliSchema } from '../src/cli/context';
 import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema } from '../src/config';
 
@@ -32,22 +32,7 @@ const serverEnv = () => ({
 const dataDir = mkdtempSync(join(tmpdir(), 'production-test-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function run(entry: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'src', entry)], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
-}
+const run = (entry: string, env: Record<string, string>) => runEntry(entry, { NODE_ENV: 'production', ...env });
 
 describe('production refuses development settings', () => {
   it("the worker: the sandbox's token, a missing encryption key", async () => {

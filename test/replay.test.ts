@@ -6,7 +6,7 @@ import { before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { ReplayResult } from '@temporalio/worker';
-import { WORKFLOW_BUNDLE } from '../src/config';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { TEST_ENCRYPTION_KEYS } from './support/stack';

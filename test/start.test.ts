@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from 'undici';
-import { freePort } from './support/free-port';
+import { freePort } from '../src/local/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
-import { paymentRequest } from './support/requests';
+import { paymentRequest, postCodec } from './support/requests';
 
 // `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.
 
@@ -54,17 +54,8 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   assert.ok(operatorKey, first.output());
   const uiOrigin = `http://localhost:${ports.TEMPORAL_UI_PORT}`;
   const codec = async (url: string, payloads: unknown, headers: Record<string, string>) => {
-    const response = await request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ payloads }),
-    });
-    const text = await response.body.text();
-    return {
-      status: response.statusCode,
-      cors: response.headers['access-control-allow-origin'],
-      payloads: response.statusCode === 200 ? (JSON.parse(text) as { payloads: unknown[] }).payloads : [],
-    };
+    const answer = await postCodec(url, payloads, headers);
+    return { ...answer, cors: answer.headers['access-control-allow-origin'] };
   };
   const plain = [{ metadata: { encoding: btoa('json/plain') }, data: btoa('"hello"') }];
   const sealed = await codec(`${base}/codec/encode`, plain, { authorization: `Bearer ${operatorKey}` });

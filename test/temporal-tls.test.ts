@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { WORKER_COMMAND } from '../src/config';
-import { freePort } from './support/free-port';
+import { WORKER_COMMAND } from '../src/local/build-outputs';
+import { freePort } from '../src/local/free-port';
 import { ops } from './support/ops';
+import { runEntry, runNode } from './support/process';
 import { paymentRequest } from './support/requests';
 import { startStack, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';
 import { startTlsTemporal, SYSTEM_WORKER_NAME } from './support/tls-temporal';
 import type { TlsTemporal } from './support/tls-temporal';
-import { startWorkerProcess } from './support/worker-process';
+import { startWorkerProcess } from '../src/local/worker-process';
 
 // Temporal's own server serving only mTLS on its frontend (certificates from a throwaway CA): the worker process, the
 // server and the operator CLI reach it with Temporal's TLS settings and a payment completes through it; a plaintext
@@ -36,27 +35,7 @@ async function workerEnvWith(env: Record<string, string>): Promise<Record<string
   return { ...Object.fromEntries(base), WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`, ...env };
 }
 
-/** Runs node with these arguments until it exits (killed after 30 s); its exit code and output. */
-function runNode(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  return new Promise((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
-}
-
 const runWorker = (env: Record<string, string>) => runNode([...WORKER_COMMAND], env);
-const runEntry = (entry: string, env: Record<string, string>) =>
-  runNode(['--import', 'tsx', join(__dirname, '..', 'src', entry)], env);
 
 /** Whether the server logs this refusal (after the first `from` ones) within two seconds. */
 async function refusedSince(from: number, reason: string): Promise<boolean> {

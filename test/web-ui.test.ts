@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { artifactPath, launchChromium } from './support/browser';
-import { freePort } from './support/free-port';
+import { freePort } from '../src/local/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest } from './support/requests';
 

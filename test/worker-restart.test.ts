@@ -5,7 +5,7 @@ import type { PaymentResource } from '../src/domain/payment';
 import { startStack } from './support/stack';
 import type { Stack } from './support/stack';
 import { paymentRequest } from './support/requests';
-import { startWorkerProcess } from './support/worker-process';
+import { startWorkerProcess } from '../src/local/worker-process';
 
 let stack: Stack;
 let worker: ChildProcess | undefined;

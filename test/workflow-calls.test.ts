@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { ServiceError } from '@temporalio/client';
-import { retryWhileNotReady } from '../src/temporal/workflow-calls';
+import { retryWhileNotReady } from '../src/payments/workflow-calls';
 
 /** A gRPC error as the client wraps it. */
 function grpcError(code: status, details: string): ServiceError {

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
-import { CODEC_TOKEN_MAX_TTL_MS, signCodecToken } from '../http/codec-token';
+import { CODEC_TOKEN_MAX_TTL_MS, signCodecToken } from '../crypto/codec-tokens';
 import { parseCliSettings } from './context';
 import type { OpsContext } from './context';
 import { durationOption, parseOptions, wantsJson } from './options';

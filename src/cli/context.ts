@@ -2,12 +2,12 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, optionalSigningKeys, parseConfig, temporalSettings } from '../config';
-import { withLocalSecrets } from '../local-secrets';
+import { withLocalSecrets } from '../local/secrets';
 import { connectClient } from '../temporal/client';
 import { TemporalConnectError } from '../temporal/connect';
 import { temporalEndpoint } from '../temporal/connection';
-import { Batches } from '../temporal/batches';
-import { Payments } from '../temporal/payments';
+import { Batches } from '../payments/batches';
+import { Payments } from '../payments/payments';
 
 /** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
 export const cliSchema = z.object({ ...temporalSettings, ...optionalSigningKeys });
@@ -27,7 +27,6 @@ export class CliError extends Error {
 
 /** What every command gets: a Temporal connection made on first use, its environment, and where to write. */
 export interface OpsContext {
-  client(): Promise<Client>;
   payments(): Promise<Payments>;
   batches(): Promise<Batches>;
   /** The Temporal cluster the commands talk to, for messages. */
@@ -78,7 +77,6 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
   return {
     target,
     env,
-    client,
     write,
     async payments() {
       return new Payments(await client(), { taskQueue: settings().TASK_QUEUE, signingKeys: settings().SIGNING_KEYS });

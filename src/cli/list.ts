@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../domain/payment';
 import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
-import type { PaymentSummary } from '../temporal/payments';
+import type { PaymentSummary } from '../payments/payments';
 import type { OpsContext } from './context';
 import { durationOption, limitOption, parseOptions, wantsJson } from './options';
 import { age, json, table } from './output';

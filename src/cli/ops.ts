@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { PaymentError } from '../temporal/payments';
+import { AppError } from '../payments/errors';
 import { CliError, EXIT, createContext } from './context';
 import type { OpsContext, RegisterCommand } from './context';
 import { registerBatch } from './batch';
@@ -21,7 +21,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerCodecUrl,
 ];
 
-const EXIT_CODE: Record<PaymentError['kind'], number> = {
+const EXIT_CODE: Record<AppError['kind'], number> = {
   not_found: EXIT.notFound,
   conflict: EXIT.conflict,
   unavailable: EXIT.unavailable,
@@ -57,7 +57,7 @@ function report(err: unknown, target: string | undefined): number {
     return err.exitCode === 0 ? 0 : EXIT.usage;
   }
   if (err instanceof CliError) return fail(err.message, err.exitCode);
-  if (err instanceof PaymentError) {
+  if (err instanceof AppError) {
     const message = err.kind === 'unavailable' ? `${err.message} (Temporal at ${target})` : err.message;
     return fail(message, EXIT_CODE[err.kind]);
   }

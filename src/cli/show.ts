@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { PaymentResource } from '../domain/payment';
-import { readableHistory } from '../temporal/history';
 import type { OpsContext } from './context';
 import { wantsJson } from './options';
 import { fields, json, table, time } from './output';
@@ -13,16 +12,7 @@ export function registerShow(program: Command, ctx: OpsContext): void {
     .argument('<id>', 'payment id (the workflow ID), e.g. payment-demo-order-1001')
     .option('--no-history', 'leave out the Temporal history')
     .action(async (id: string, options: { history: boolean }, command: Command) => {
-      const payment = await (await ctx.payments()).get(id);
-      const client = await ctx.client();
-      const description = await client.workflow.getHandle(id).describe();
-      const workflow = {
-        status: description.status.name,
-        summary: (await description.staticSummary()) ?? null,
-        started_at: description.startTime.toISOString(),
-        closed_at: description.closeTime?.toISOString() ?? null,
-      };
-      const history = options.history ? await readableHistory(client, id) : undefined;
+      const { payment, workflow, history } = await (await ctx.payments()).inspect(id, options.history);
       if (wantsJson(command.optsWithGlobals())) {
         ctx.write(json({ payment, workflow, history }));
         return;

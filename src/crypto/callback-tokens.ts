@@ -1,4 +1,17 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacSha256, sameSecret } from './digest';
+
+/** Where the server takes provider callbacks: `{CALLBACK_PATH}/{payment id}/{token}`. */
+export const CALLBACK_PATH = '/v1/callbacks';
+
+/** The callback route as the HTTP server registers it. */
+export const CALLBACK_ROUTE = `${CALLBACK_PATH}/:paymentId/:token`;
+
+const TOKEN_IN_PATH = new RegExp(`^(${CALLBACK_PATH}/[^/?]+/)[^/?]+`);
+
+/** A request path with a callback URL's token replaced, for logs. */
+export function hideCallbackToken(path: string): string {
+  return path.replace(TOKEN_IN_PATH, '$1[token]');
+}
 
 /**
  * Per-payment callback tokens: an HMAC of the payment id (CALLBACK_SECRET), so a callback URL cannot be guessed or
@@ -14,18 +27,17 @@ export class CallbackTokens {
 
   /** The token that goes into a payment's callback URL. */
   tokenFor(paymentId: string): string {
-    return createHmac('sha256', this.secret).update(`callback:${paymentId}`).digest('base64url');
+    return hmacSha256(this.secret, `callback:${paymentId}`).toString('base64url');
   }
 
   /** The callback URL handed to the provider for this payment. */
   urlFor(paymentId: string): string {
     if (!this.publicBaseUrl) throw new Error('callback URLs need PUBLIC_BASE_URL');
-    return `${this.publicBaseUrl}/v1/callbacks/${encodeURIComponent(paymentId)}/${this.tokenFor(paymentId)}`;
+    return `${this.publicBaseUrl}${CALLBACK_PATH}/${encodeURIComponent(paymentId)}/${this.tokenFor(paymentId)}`;
   }
 
   /** True when the token was issued for this payment (constant time, whatever the length presented). */
   verify(paymentId: string, token: string): boolean {
-    const digest = (text: string) => createHash('sha256').update(text).digest();
-    return timingSafeEqual(digest(this.tokenFor(paymentId)), digest(token));
+    return sameSecret(this.tokenFor(paymentId), token);
   }
 }

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from './digest';
 import type { MessageKind, Signed } from '../domain/signed';
 import { isSigned } from '../domain/signed';
 import { canonicalJson } from './canonical-json';
@@ -6,7 +7,7 @@ import type { Keyring } from './keyring';
 
 function mac(key: Buffer, message: Omit<Signed<unknown>, 'signature'>): Buffer {
   const { kind, workflowId, issuedAt, body } = message;
-  return createHmac('sha256', key).update(canonicalJson({ kind, workflowId, issuedAt, body })).digest();
+  return hmacSha256(key, canonicalJson({ kind, workflowId, issuedAt, body }));
 }
 
 /** Signs a message for one workflow with the primary signing key (SIGNING_KEYS). */

@@ -1,3 +1,5 @@
+import { lastFour } from './personal-data';
+import type { CardField } from './personal-data';
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
 import type { Signed } from './signed';
 
@@ -96,9 +98,6 @@ export interface PaymentResource {
   events: PaymentEvent[];
 }
 
-/** The card fields that stay in the vault, outside Temporal. */
-export type CardField = 'card_number' | 'card_cvv' | 'expiry_month' | 'expiry_year';
-
 /** A card payment as Temporal sees it: the card data replaced by a one-time vault token and the last four digits. */
 export type CardPaymentRef = Omit<CardPaymentRequest, CardField> & { card: { token: string; last4: string } };
 
@@ -153,3 +152,30 @@ export const FailureTypes = {
   unreachable: 'ProviderUnreachable',
   transient: 'ProviderTransient',
 } as const;
+
+/** What a payment shows the moment it is created, before its workflow has run: `initiating`, no events. */
+export function newPaymentResource(input: PaymentInput): PaymentResource {
+  const { request } = input;
+  return {
+    id: input.paymentId,
+    type: request.type,
+    reference: request.reference,
+    status: 'initiating',
+    amount: request.amount,
+    created_at: input.createdAt,
+    updated_at: input.createdAt,
+    provider: { transaction_id: null, status_code: null, message: null },
+    next_action: null,
+    failure: null,
+    ...(request.type === 'card_payment' ? { card: { last4: cardLast4(request) } } : {}),
+    events: [],
+  };
+}
+
+/**
+ * The card's last four digits. Card payments started before the vault carried the card number itself: their
+ * histories must still replay (and the digits they keep are the only ones shown).
+ */
+function cardLast4(request: { card?: { last4: string }; card_number?: string }): string {
+  return request.card?.last4 ?? lastFour(request.card_number ?? '');
+}

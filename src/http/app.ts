@@ -4,14 +4,16 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { BankDirectory } from '../banks/directory';
 import type { RequestRules } from '../domain/requests';
-import type { Batches } from '../temporal/batches';
+import type { Batches } from '../payments/batches';
 import { baseLoggerOptions } from '../logging';
 import type { ServerMetricSet } from '../metrics/server-metrics';
-import type { Payments } from '../temporal/payments';
-import type { Readiness } from '../temporal/readiness';
+import type { Payments } from '../payments/payments';
+import type { Readiness } from '../payments/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import { registerCodecRoutes } from './codec-routes';
+import { personalFieldNames } from '../domain/personal-data';
+import { hideCallbackToken } from '../crypto/callback-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
@@ -38,24 +40,11 @@ export interface AppDeps {
 
 const BODY_LIMIT = 64 * 1024;
 
-// Request fields that are card or personal data: censored wherever a log call might include them.
-const PERSONAL_FIELDS = [
-  'card_number',
-  'card_cvv',
-  'expiry_month',
-  'expiry_year',
-  'phone_number',
-  'name',
-  'first_name',
-  'last_name',
-  'email',
-  'customer_name',
-  'account_number',
-];
+// Card and personal data (domain/personal-data.ts): censored wherever a log call might include them.
 const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
-  ...PERSONAL_FIELDS.flatMap((field) => [field, `*.${field}`]),
+  ...personalFieldNames().flatMap((field) => [field, `*.${field}`]),
 ];
 
 /** Builds the HTTP server: merchant API, provider callbacks, health. */
@@ -97,9 +86,7 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
-        url: req.url
-          .replace(/^(\/v1\/callbacks\/[^/?]+\/)[^/?]+/, '$1[token]')
-          .replace(/^(\/codec\/ui\/)[^/?]+/, '$1[token]'),
+        url: hideCallbackToken(req.url).replace(/^(\/codec\/ui\/)[^/?]+/, '$1[token]'),
         id: req.id,
       }),
     },

@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256 } from '../crypto/digest';
 import type { FastifyRequest } from 'fastify';
-import { signCodecToken, verifyCodecToken } from './codec-token';
+import { signCodecToken, verifyCodecToken } from '../crypto/codec-tokens';
 import { ApiError } from './errors';
 
 /** Who makes a request: a merchant, or an operator (a person, by name). */
@@ -10,8 +11,6 @@ interface KeyEntry {
   digest: Buffer;
   caller: Caller;
 }
-
-const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Finds who a bearer key belongs to, comparing every key in constant time; issues and checks Web UI codec tokens. */
 export class ApiKeys {
@@ -25,10 +24,10 @@ export class ApiKeys {
   ) {
     this.entries = [
       ...merchants.map((m) => ({
-        digest: digest(m.key),
+        digest: sha256(m.key),
         caller: { role: 'merchant', merchantId: m.merchantId } as const,
       })),
-      ...operators.map((o) => ({ digest: digest(o.key), caller: { role: 'operator', name: o.name } as const })),
+      ...operators.map((o) => ({ digest: sha256(o.key), caller: { role: 'operator', name: o.name } as const })),
     ];
     this.operatorNames = new Set(operators.map((o) => o.name));
   }
@@ -37,7 +36,7 @@ export class ApiKeys {
   authenticate(request: FastifyRequest): Caller {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     if (!match?.[1]) throw new ApiError(401, 'unauthorized', 'send `Authorization: Bearer <api key>`');
-    const presented = digest(match[1]);
+    const presented = sha256(match[1]);
     let found: Caller | undefined;
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, presented) && !found) found = entry.caller;

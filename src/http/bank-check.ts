@@ -1,5 +1,5 @@
 import type { BankDirectory } from '../banks/directory';
-import { PaymentError } from '../temporal/errors';
+import { AppError } from '../payments/errors';
 import { ApiError } from './errors';
 import type { FieldError } from './errors';
 
@@ -10,7 +10,7 @@ export async function assertKnownBanks(
 ): Promise<void> {
   if (entries.length === 0) return;
   const known = await banks.knownCodes().catch(() => {
-    throw new PaymentError('unavailable', 'the list of supported banks cannot be fetched from the provider right now');
+    throw new AppError('unavailable', 'the list of supported banks cannot be fetched from the provider right now');
   });
   const fields: FieldError[] = entries
     .filter((entry) => !known.has(entry.code))

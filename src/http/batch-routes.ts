@@ -4,8 +4,9 @@ import type { BankDirectory } from '../banks/directory';
 import { BATCH_ACTIONS } from '../domain/batch';
 import { payoutBatchSchema } from '../domain/batch-request';
 import type { RequestRules } from '../domain/requests';
-import type { Batches } from '../temporal/batches';
-import { PaymentError } from '../temporal/errors';
+import type { Batches } from '../payments/batches';
+import { AppError } from '../payments/errors';
+import { isMerchantBatch } from '../domain/ids';
 import type { ApiKeys, Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { ApiError, validationError } from './errors';
@@ -47,7 +48,7 @@ export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys
   app.get('/v1/payout-batches/:id', async (request) => {
     const caller = keys.authenticate(request);
     const params = idParams.safeParse(request.params);
-    if (!params.success) throw new PaymentError('not_found', 'no such payout batch');
+    if (!params.success) throw new AppError('not_found', 'no such payout batch');
     assertVisible(caller, params.data.id);
     return batches.get(params.data.id);
   });
@@ -55,7 +56,7 @@ export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys
   app.post('/v1/payout-batches/:id/:action', async (request) => {
     const caller = keys.authenticate(request);
     const params = actionParams.safeParse(request.params);
-    if (!params.success) throw new PaymentError('not_found', 'no such payout batch or action');
+    if (!params.success) throw new AppError('not_found', 'no such payout batch or action');
     assertVisible(caller, params.data.id);
     const batch = await batches.control(params.data.id, params.data.action);
     request.log.info({ batchId: batch.id, action: params.data.action, role: caller.role }, 'payout batch control');
@@ -64,7 +65,7 @@ export function registerBatchRoutes(app: FastifyInstance, { batches, banks, keys
 }
 
 function assertVisible(caller: Caller, batchId: string): void {
-  if (caller.role === 'merchant' && !batchId.startsWith(`batch-${caller.merchantId}-`)) {
-    throw new PaymentError('not_found', `no payout batch ${batchId}`);
+  if (caller.role === 'merchant' && !isMerchantBatch(caller.merchantId, batchId)) {
+    throw new AppError('not_found', `no payout batch ${batchId}`);
   }
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider';
-import type { Payments } from '../temporal/payments';
+import type { Payments } from '../payments/payments';
+import { CALLBACK_ROUTE } from '../crypto/callback-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError } from './errors';
 
@@ -52,8 +53,8 @@ export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens,
   app.addHook('onResponse', async (request, reply) => {
     metrics.callback(reasons.get(request) ?? reasonOfStatus(reply.statusCode));
   });
-  app.post('/v1/callbacks/:paymentId/:token', handler);
-  app.get('/v1/callbacks/:paymentId/:token', handler);
+  app.post(CALLBACK_ROUTE, handler);
+  app.get(CALLBACK_ROUTE, handler);
 }
 
 /** Callbacks one payment may send per minute: far above any provider's retries, far below a flood's. */

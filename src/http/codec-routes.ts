@@ -26,7 +26,7 @@ type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
 /**
  * Temporal's remote codec protocol for operators. `/codec/decode` and `/codec/encode` take an operator's API key
  * (`temporal workflow show --codec-endpoint … --codec-auth "Bearer …"`); the Web UI, which cannot send one, uses
- * `/codec/ui/{token}/decode` with an expiring, decode-only token (codec-token.ts). Every call is logged with the
+ * `/codec/ui/{token}/decode` with an expiring, decode-only token (crypto/codec-tokens.ts). Every call is logged with the
  * operator's name and the workflows concerned, never the payloads.
  */
 export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOrigins }: CodecRouteDeps): void {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { PaymentError } from '../temporal/payments';
+import { AppError } from '../payments/errors';
 
 export interface FieldError {
   path: string;
@@ -43,7 +43,7 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   let apiError: ApiError;
   if (err instanceof ApiError) {
     apiError = err;
-  } else if (err instanceof PaymentError) {
+  } else if (err instanceof AppError) {
     const status = { not_found: 404, conflict: 409, unavailable: 503 }[err.kind];
     apiError = new ApiError(status, err.kind, err.message);
   } else {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Readiness } from '../temporal/readiness';
+import type { Readiness } from '../payments/readiness';
 
 /**
  * `GET /healthz`: the process answers. `GET /readyz`: it can take payments, or 503 with the failed checks' fixed

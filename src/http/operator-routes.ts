@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
 import type { ApiKeys } from './auth';
-import { CODEC_TOKEN_MAX_TTL_MS, CODEC_TOKEN_TTL_MS } from './codec-token';
+import { CODEC_TOKEN_MAX_TTL_MS, CODEC_TOKEN_TTL_MS } from '../crypto/codec-tokens';
 import { validationError } from './errors';
 
 export interface OperatorRouteDeps {

@@ -4,8 +4,9 @@ import type { BankDirectory } from '../banks/directory';
 import { PAYMENT_STATUSES } from '../domain/payment';
 import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
-import { PaymentError } from '../temporal/payments';
-import type { Payments } from '../temporal/payments';
+import { AppError } from '../payments/errors';
+import { isMerchantPayment } from '../domain/ids';
+import type { Payments } from '../payments/payments';
 import type { ApiKeys, Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { ApiError, validationError } from './errors';
@@ -90,7 +91,7 @@ function asMerchant(caller: Caller): string {
 }
 
 function assertVisible(caller: Caller, paymentId: string): void {
-  if (caller.role === 'merchant' && !paymentId.startsWith(`payment-${caller.merchantId}-`)) {
-    throw new PaymentError('not_found', `no payment ${paymentId}`);
+  if (caller.role === 'merchant' && !isMerchantPayment(caller.merchantId, paymentId)) {
+    throw new AppError('not_found', `no payment ${paymentId}`);
   }
 }

@@ -1,7 +1,7 @@
 import type { MetricMeter } from '@temporalio/common';
 import { ProviderError } from '../provider';
 import type { ProviderClient } from '../provider';
-import { WorkerMetrics } from './names';
+import { WorkerMetrics } from '../domain/metric-names';
 
 /** Wraps a provider client so every call records its latency, and every failure its classification. */
 export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter): ProviderClient {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { ServerMetrics } from './names';
+import { ServerMetrics } from '../domain/metric-names';
 
 /** Why a callback was taken or turned away; `accepted` is the only one that reached the payment's workflow. */
 export type CallbackReason =

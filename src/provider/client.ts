@@ -6,6 +6,7 @@ import { parseBankList } from './banks';
 import type { PaymentRequest } from '../domain/requests';
 import { classifyError, classifyResponse, describeBody, ProviderError } from './errors';
 import { createRedactor, type Redactor } from './redact';
+import { personalValues } from '../domain/personal-data';
 import { parseRetryAfter, retryDelay } from './retry';
 import { fillTemplate, readStatusAnswer, type StatusQuery } from './status';
 import { parseJson } from './text';
@@ -62,6 +63,21 @@ interface Answer {
   text: string;
   truncated: boolean;
   retryAfterMs?: number;
+}
+
+/** One request to the provider and how its answer is read. */
+interface Exchange<T> {
+  url: string;
+  /** The body of a POST; a GET without it. */
+  wire?: WireRequest;
+  redact: Redactor;
+  /** What the request is, in error messages. */
+  what: string;
+  /** An answer taken before the status is classified as a failure (a status query's 404). */
+  before?: (answer: Answer) => T | undefined;
+  /** Reads a successful answer's JSON: the value, or why it cannot be used. */
+  read: (json: unknown) => T | string;
+  unusable: (answer: Answer, why: string) => ProviderError;
 }
 
 /** Creates the one client that speaks the provider's wire format, over a keep-alive undici Agent. */
@@ -128,24 +144,43 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
     }
   }
 
-  async function initiate({ paymentId, request: req, callbackUrl }: InitiationRequest): Promise<ProviderAck> {
-    const redact = createRedactor([config.token, ...personalData(req)]);
-    const what = `${req.type} initiation`;
-    const wire = encodeInitiation(req, paymentId, callbackUrl, config);
+  /** One exchange, retried while safe: send, classify the status, then read the answer or say why it is unusable. */
+  async function exchange<T extends object>(call: Exchange<T>): Promise<T> {
+    const { url, wire, redact, what } = call;
     return withSafeRetries(async () => {
-      const answer = await send(wire.url, wire, redact, what);
+      const answer = await send(url, wire, redact, what);
+      const early = call.before?.(answer);
+      if (early) return early;
       const failure = classifyResponse(answer.status, answer.text, { redact, retryAfterMs: answer.retryAfterMs, what });
       if (failure) throw failure;
-      const ack = answer.truncated ? undefined : parseAck(req.type, parseJson(answer.text));
-      if (ack) return { ...ack, message: redact(ack.message) };
-      throw new ProviderError(
-        `${what} answered HTTP ${answer.status} with an unrecognised acknowledgement; the payment may have been created`,
-        {
-          classification: 'ambiguous',
-          httpStatus: answer.status,
-          providerMessage: describeBody(answer.text, redact).message,
-        },
-      );
+      const read = answer.truncated ? 'the answer is too large' : call.read(parseJson(answer.text));
+      if (typeof read !== 'string') return read;
+      throw call.unusable(answer, read);
+    });
+  }
+
+  async function initiate({ paymentId, request: req, callbackUrl }: InitiationRequest): Promise<ProviderAck> {
+    const redact = createRedactor([config.token, ...personalValues(req)]);
+    const what = `${req.type} initiation`;
+    const wire = encodeInitiation(req, paymentId, callbackUrl, config);
+    return exchange({
+      url: wire.url,
+      wire,
+      redact,
+      what,
+      read: (json) => {
+        const ack = parseAck(req.type, json);
+        return ack ? { ...ack, message: redact(ack.message) } : 'unrecognised';
+      },
+      unusable: (answer) =>
+        new ProviderError(
+          `${what} answered HTTP ${answer.status} with an unrecognised acknowledgement; the payment may have been created`,
+          {
+            classification: 'ambiguous',
+            httpStatus: answer.status,
+            providerMessage: describeBody(answer.text, redact).message,
+          },
+        ),
     });
   }
 
@@ -157,39 +192,41 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
           ? { by: 'reference' as const, value: query.reference, url: statusByReferenceUrl }
           : undefined;
     if (!asked) return null;
-    const url = fillTemplate(asked.url, asked.by, asked.value);
     const redact = createRedactor([config.token]);
     const what = `status query by ${asked.by}`;
-    return withSafeRetries(async () => {
-      const answer = await send(url, undefined, redact, what);
-      if (answer.status === 404) {
+    return exchange<StatusCheck>({
+      url: fillTemplate(asked.url, asked.by, asked.value),
+      redact,
+      what,
+      before: (answer) => {
+        if (answer.status !== 404) return undefined;
         const message = describeBody(answer.text, redact).message ?? null;
         return { state: 'not_found', transactionId: query.transactionId, statusCode: null, message };
-      }
-      const failure = classifyResponse(answer.status, answer.text, { redact, retryAfterMs: answer.retryAfterMs, what });
-      if (failure) throw failure;
-      const check = answer.truncated ? 'the answer is too large' : readStatusAnswer(parseJson(answer.text), asked);
-      if (typeof check !== 'string') return check;
-      throw new ProviderError(`${what} answered HTTP ${answer.status} unusably: ${check}`, {
-        classification: 'ambiguous',
-        httpStatus: answer.status,
-      });
+      },
+      read: (json) => readStatusAnswer(json, asked),
+      unusable: (answer, why) =>
+        new ProviderError(`${what} answered HTTP ${answer.status} unusably: ${why}`, {
+          classification: 'ambiguous',
+          httpStatus: answer.status,
+        }),
     });
   }
 
   async function listBanks(): Promise<Bank[]> {
-    const redact = createRedactor([config.token]);
     const what = 'bank list';
-    return withSafeRetries(async () => {
-      const answer = await send(banksUrl, undefined, redact, what);
-      const failure = classifyResponse(answer.status, answer.text, { redact, retryAfterMs: answer.retryAfterMs, what });
-      if (failure) throw failure;
-      const banks = answer.truncated ? undefined : parseBankList(parseJson(answer.text));
-      if (banks && banks.length > 0) return banks;
-      throw new ProviderError(`${what} answered HTTP ${answer.status} without a list of banks`, {
-        classification: 'ambiguous',
-        httpStatus: answer.status,
-      });
+    return exchange({
+      url: banksUrl,
+      redact: createRedactor([config.token]),
+      what,
+      read: (json) => {
+        const banks = parseBankList(json);
+        return banks && banks.length > 0 ? banks : 'no banks';
+      },
+      unusable: (answer) =>
+        new ProviderError(`${what} answered HTTP ${answer.status} without a list of banks`, {
+          classification: 'ambiguous',
+          httpStatus: answer.status,
+        }),
     });
   }
 
@@ -247,17 +284,5 @@ function isHttpUrl(value: string): boolean {
     return protocol === 'http:' || protocol === 'https:';
   } catch {
     return false;
-  }
-}
-
-/** The fields of a request that must never reach a log line or an error message, even when the provider echoes them. */
-function personalData(req: PaymentRequest): string[] {
-  switch (req.type) {
-    case 'card_payment':
-      return [req.card_number, req.card_cvv, req.first_name, req.last_name, req.email, req.phone_number];
-    case 'mobile_money_debit':
-      return [req.phone_number, req.name];
-    case 'bank_credit':
-      return [req.account_number, req.customer_name];
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { lastFour } from '../domain/personal-data';
 import { BANKS } from './banks';
 import type { SandboxContext } from './context';
 import { errorBody, TRANSACTION_NOT_FOUND, validationError } from './errors';
@@ -103,51 +104,52 @@ function statusBody(transaction: SandboxTransaction): unknown {
 
 /** The spec's three initiation endpoints plus the sandbox's status query and bank list, all under /api. */
 export function registerProviderRoutes(app: FastifyInstance, context: SandboxContext): void {
-  app.post(MOBILE_MONEY_PATH, { onRequest: requireMediaType(FORM) }, async (request, reply) => {
-    const input = parseBody(mobileMoneySchema, request.body, reply);
-    if (!input) return reply;
-    return initiate(context, request, reply, {
-      kind: 'mobile_money',
-      scenarioNumber: input.phone_number,
-      amount: input.amount,
-      callbackUrl: input.callback_url,
-      respond: (transaction) => mobileMoneyResponse(transaction, input),
+  /** An initiation endpoint: the body checked against its schema, then one transaction started from it. */
+  const initiation = <S extends z.ZodType>(
+    path: string,
+    mediaType: string,
+    schema: S,
+    toInitiation: (input: z.infer<S>) => Initiation,
+  ) =>
+    app.post(path, { onRequest: requireMediaType(mediaType) }, async (request, reply) => {
+      const input = parseBody(schema, request.body, reply);
+      if (!input) return reply;
+      return initiate(context, request, reply, toInitiation(input));
     });
-  });
 
-  app.post(CARD_PATH, { onRequest: requireMediaType(FORM) }, async (request, reply) => {
-    const input = parseBody(cardSchema, request.body, reply);
-    if (!input) return reply;
-    return initiate(context, request, reply, {
-      kind: 'card',
-      scenarioNumber: input.phone_number,
-      amount: input.amount,
-      callbackUrl: input.callback_url,
-      returnUrl: input.return_url,
-      cardLast4: input.card_number.slice(-4),
-      respond: (transaction) =>
-        cardResponse(
-          transaction,
-          input,
-          context.store.allocateId(),
-          cardNetwork(input.card_number) ?? 'CARD',
-          `${context.publicUrl()}/sandbox/3ds/${transaction.transaction_id}`,
-        ),
-    });
-  });
+  initiation(MOBILE_MONEY_PATH, FORM, mobileMoneySchema, (input) => ({
+    kind: 'mobile_money',
+    scenarioNumber: input.phone_number,
+    amount: input.amount,
+    callbackUrl: input.callback_url,
+    respond: (transaction) => mobileMoneyResponse(transaction, input),
+  }));
 
-  app.post(BANK_CREDIT_PATH, { onRequest: requireMediaType(JSON_TYPE) }, async (request, reply) => {
-    const input = parseBody(bankCreditSchema, request.body, reply);
-    if (!input) return reply;
-    return initiate(context, request, reply, {
-      kind: 'bank_credit',
-      scenarioNumber: input.accountNumber,
-      reference: input.reference,
-      amount: input.amount,
-      callbackUrl: input.callback_url,
-      respond: (transaction) => bankCreditResponse(transaction),
-    });
-  });
+  initiation(CARD_PATH, FORM, cardSchema, (input) => ({
+    kind: 'card',
+    scenarioNumber: input.phone_number,
+    amount: input.amount,
+    callbackUrl: input.callback_url,
+    returnUrl: input.return_url,
+    cardLast4: lastFour(input.card_number),
+    respond: (transaction) =>
+      cardResponse(
+        transaction,
+        input,
+        context.store.allocateId(),
+        cardNetwork(input.card_number) ?? 'CARD',
+        `${context.publicUrl()}/sandbox/3ds/${transaction.transaction_id}`,
+      ),
+  }));
+
+  initiation(BANK_CREDIT_PATH, JSON_TYPE, bankCreditSchema, (input) => ({
+    kind: 'bank_credit',
+    scenarioNumber: input.accountNumber,
+    reference: input.reference,
+    amount: input.amount,
+    callbackUrl: input.callback_url,
+    respond: (transaction) => bankCreditResponse(transaction),
+  }));
 
   app.get<{ Params: { id: string } }>('/api/transactions/:id', async (request, reply) => {
     const transaction = /^\d+$/.test(request.params.id) ? context.store.get(Number(request.params.id)) : undefined;

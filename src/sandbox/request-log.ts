@@ -1,3 +1,5 @@
+import { recordedBody } from '../domain/personal-data';
+
 /** One initiation request as the sandbox received it, card data reduced. */
 export interface RequestLogEntry {
   id: number;
@@ -43,12 +45,8 @@ export class RequestLog {
   }
 }
 
-/** Copies a request body with `card_number` cut to its last four digits and `card_cvv` dropped. */
+/** Copies a request body with its card data reduced as the personal-data model says (last four digits, no CVV). */
 export function redactBody(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  if ('card_number' in copy)
-    copy.card_number = typeof copy.card_number === 'string' ? copy.card_number.slice(-4) : '[redacted]';
-  delete copy.card_cvv;
-  return copy;
+  return recordedBody(body as Record<string, unknown>);
 }

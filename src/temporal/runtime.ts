@@ -1,7 +1,7 @@
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { PinoTemporalLogger } from '../logging';
-import { WorkerMetrics } from '../metrics/names';
+import { WorkerMetrics } from '../domain/metric-names';
 
 export interface WorkerRuntimeOptions {
   logger: Logger;

@@ -1,13 +1,14 @@
 import type { StoredPaymentRequest } from '../domain/payment';
 import type { PaymentRequest } from '../domain/requests';
 import type { CardVault } from './card-vault';
+import { lastFour, splitCardData } from '../domain/personal-data';
 
 /** Moves a card payment's card data into the vault; the request that remains holds a token and the last four digits. */
 export async function detachCard(request: PaymentRequest, vault: CardVault): Promise<StoredPaymentRequest> {
   if (request.type !== 'card_payment') return request;
-  const { card_number, card_cvv, expiry_month, expiry_year, ...rest } = request;
-  const token = await vault.put({ card_number, card_cvv, expiry_month, expiry_year });
-  return { ...rest, card: { token, last4: card_number.slice(-4) } };
+  const { card, rest } = splitCardData(request);
+  const token = await vault.put(card);
+  return { ...rest, card: { token, last4: lastFour(card.card_number) } };
 }
 
 /** The full request for the provider, taking the card data out of the vault (once); null when it is gone. */

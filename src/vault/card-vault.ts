@@ -1,19 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
-
-/** The card data that never enters Temporal: taken out once, by the initiation activity. */
-export interface CardSecret {
-  card_number: string;
-  card_cvv: string;
-  expiry_month: string;
-  expiry_year: string;
-}
+import type { CardData } from '../domain/personal-data';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../crypto/digest';
 
 /** A short-lived store outside Temporal for card data, read at most once. */
 export interface CardVault {
   /** Stores card data for one use within the time-to-live; answers its one-time token. */
-  put(secret: CardSecret): Promise<string>;
+  put(secret: CardData): Promise<string>;
   /** Takes the card data out and deletes it; null when it expired, was used already or never existed. */
-  take(token: string): Promise<CardSecret | null>;
+  take(token: string): Promise<CardData | null>;
   /** Deletes card data that will not be used (the payment already existed). */
   discard(token: string): Promise<void>;
   close(): Promise<void>;
@@ -29,12 +23,12 @@ export function newVaultToken(): string {
 
 /** Where a token's entry is stored: a hash, so a listing of the store reveals no usable token. */
 export function vaultKey(token: string): string {
-  return `vault:card:${createHash('sha256').update(token).digest('hex')}`;
+  return `vault:card:${sha256(token).toString('hex')}`;
 }
 
 /** An in-process vault: only for a server and worker that live in one process (unit tests). */
 export function createMemoryVault(ttlMs = CARD_VAULT_TTL_MS): CardVault {
-  const entries = new Map<string, { secret: CardSecret; timer: NodeJS.Timeout }>();
+  const entries = new Map<string, { secret: CardData; timer: NodeJS.Timeout }>();
   const remove = (key: string) => {
     clearTimeout(entries.get(key)?.timer);
     entries.delete(key);

@@ -2,7 +2,8 @@ import { createClient } from 'redis';
 import { open, seal } from '../crypto/keyring';
 import type { Keyring } from '../crypto/keyring';
 import { CARD_VAULT_TTL_MS, newVaultToken, vaultKey } from './card-vault';
-import type { CardSecret, CardVault } from './card-vault';
+import type { CardData } from '../domain/personal-data';
+import type { CardVault } from './card-vault';
 
 /** How long one vault command may take: the merchant API answers 503 and an initiation fails well within 2 s. */
 export const VAULT_COMMAND_TIMEOUT_MS = 1000;
@@ -33,7 +34,7 @@ export async function createRedisVault(options: RedisVaultOptions): Promise<Card
   }
   const ttlMs = Math.min(options.ttlMs ?? CARD_VAULT_TTL_MS, CARD_VAULT_TTL_MS);
   return {
-    async put(secret: CardSecret) {
+    async put(secret: CardData) {
       const token = newVaultToken();
       const key = vaultKey(token);
       const sealed = seal(options.keyring, Buffer.from(JSON.stringify(secret)), Buffer.from(key));
@@ -54,7 +55,7 @@ export async function createRedisVault(options: RedisVaultOptions): Promise<Card
         { keyId: stored.slice(0, dot), data: Buffer.from(stored.slice(dot + 1), 'base64') },
         Buffer.from(key),
       );
-      return JSON.parse(plain.toString('utf8')) as CardSecret;
+      return JSON.parse(plain.toString('utf8')) as CardData;
     },
     async discard(token: string) {
       await bounded(client.del(vaultKey(token)));

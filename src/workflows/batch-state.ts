@@ -1,27 +1,7 @@
-import type {
-  BatchAction,
-  BatchInput,
-  BatchProgress,
-  BatchStatus,
-  ItemOutcome,
-  ItemSettled,
-  ItemStage,
-  Tally,
-} from '../domain/batch';
+import type { BatchAction, BatchInput, BatchProgress, BatchStatus, ItemSettled } from '../domain/batch';
 import { isBatchClosed } from '../domain/batch';
-
-/** The part of a batch's state that a continued-as-new run carries over; amounts in minor units. */
-export interface BatchCarry {
-  status: BatchStatus;
-  startedAt: string;
-  finishedAt: string | null;
-  nextIndex: number;
-  startedMinor: number;
-  inFlight: Record<string, number>;
-  review: Record<string, number>;
-  settled: Record<ItemOutcome, Tally>;
-  notStarted: string[] | null;
-}
+import { batchProgress, startingCarry } from '../domain/batch-progress';
+import type { BatchCarry } from '../domain/batch-progress';
 
 const NOT_ALLOWED: Partial<Record<BatchStatus, Partial<Record<BatchAction, string>>>> = {
   running: { resume: 'the batch is not paused' },
@@ -40,18 +20,7 @@ export class BatchState {
     carry: BatchCarry | undefined,
     now: Date,
   ) {
-    const zero = (): Tally => ({ count: 0, amount: 0 });
-    this.carried = carry ?? {
-      status: 'running',
-      startedAt: now.toISOString(),
-      finishedAt: null,
-      nextIndex: 0,
-      startedMinor: 0,
-      inFlight: {},
-      review: {},
-      settled: { succeeded: zero(), failed: zero(), needs_review: zero() },
-      notStarted: null,
-    };
+    this.carried = carry ?? startingCarry(now);
   }
 
   get status(): BatchStatus {
@@ -125,34 +94,6 @@ export class BatchState {
   }
 
   progress(): BatchProgress {
-    const { settled, inFlight, startedMinor } = this.carried;
-    const inFlightMinor = Object.values(inFlight).reduce((sum, minor) => sum + minor, 0);
-    const stages: Record<ItemStage, Tally> = {
-      not_started: {
-        count: this.input.itemCount - this.carried.nextIndex,
-        amount: this.input.totalMinor - startedMinor,
-      },
-      in_flight: { count: Object.keys(inFlight).length, amount: inFlightMinor },
-      succeeded: settled.succeeded,
-      failed: settled.failed,
-      needs_review: settled.needs_review,
-    };
-    const major = (t: Tally): Tally => ({ count: t.count, amount: t.amount / 100 });
-    return {
-      id: this.input.batchId,
-      reference: this.input.reference,
-      status: this.carried.status,
-      concurrency: this.input.concurrency,
-      created_at: this.input.createdAt,
-      started_at: this.carried.startedAt,
-      finished_at: this.carried.finishedAt,
-      total: major({ count: this.input.itemCount, amount: this.input.totalMinor }),
-      items: Object.fromEntries(Object.entries(stages).map(([stage, t]) => [stage, major(t)])) as Record<
-        ItemStage,
-        Tally
-      >,
-      needs_review: Object.keys(this.carried.review),
-      not_started: this.carried.notStarted,
-    };
+    return batchProgress(this.input, this.carried);
   }
 }

@@ -22,7 +22,7 @@ import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentInput } from '../domain/payment';
-import type { BatchCarry } from './batch-state';
+import type { BatchCarry } from '../domain/batch-progress';
 import { BatchState } from './batch-state';
 import {
   SearchAttributes,
@@ -32,7 +32,7 @@ import {
   paymentSearchAttributes,
   releaseItemsSignal,
 } from './definitions';
-import { paymentDetails, paymentSummary } from './payment-metadata';
+import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart } from './trust';
@@ -157,7 +157,7 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       staticSummary: paymentSummary(request),
-      staticDetails: paymentDetails(input.merchantId, request, payment.createdAt),
+      staticDetails: paymentStaticDetails(input.merchantId, request, payment.createdAt),
       typedSearchAttributes: paymentSearchAttributes(payment),
     });
   } catch (err) {

@@ -28,27 +28,6 @@ export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchActio
 export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
 export const releaseItemsSignal = defineSignal('releaseItems');
 
-export const PAYOUT_BATCH_WORKFLOW = 'payoutBatchWorkflow';
-export const BATCH_ITEMS_WORKFLOW = 'batchItemsWorkflow';
-
-/** The payment workflow's type name, as callers and the worker know it. */
-export const PAYMENT_WORKFLOW = 'paymentWorkflow';
-
-/** The workflow ID of a merchant's payment: readable, and unique per merchant and reference. */
-export function paymentWorkflowId(merchantId: string, reference: string): string {
-  return `payment-${merchantId}-${reference}`;
-}
-
-/** A batch item's payment id; `~` cannot occur in a reference, so it never collides with a single payment's. */
-export function batchItemPaymentId(merchantId: string, batchReference: string, itemReference: string): string {
-  return paymentWorkflowId(merchantId, `${batchReference}~${itemReference}`);
-}
-
-/** The workflow ID of a merchant's payout batch. */
-export function batchWorkflowId(merchantId: string, reference: string): string {
-  return `batch-${merchantId}-${reference}`;
-}
-
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {
   const pairs: SearchAttributePair[] = [

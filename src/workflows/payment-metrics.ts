@@ -1,7 +1,7 @@
 import { log, metricMeter } from '@temporalio/workflow';
 import type { PaymentStatus } from '../domain/payment';
 import type { PaymentType } from '../domain/requests';
-import { WorkerMetrics } from '../metrics/names';
+import { WorkerMetrics } from '../domain/metric-names';
 
 // Emitted from the workflow: the SDK drops metrics and log lines while replaying, so each counts once per event.
 // The meter only works inside a workflow context, so the counters are looked up per use rather than at load.

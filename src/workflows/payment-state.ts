@@ -1,4 +1,4 @@
-import { isTerminal } from '../domain/payment';
+import { isTerminal, newPaymentResource } from '../domain/payment';
 import type {
   Failure,
   Outcome,
@@ -29,7 +29,8 @@ const REPEATABLE = new Set<PaymentEvent['type']>([
 ]);
 
 /**
- * The payment's state machine: every transition of PRODUCT.md's status diagram, and the events that explain it.
+ * The payment's state machine: every transition of the payment status diagram (ARCHITECTURE.md, the API docs),
+ * and the events that explain it.
  * Deterministic and free of Temporal calls, so the workflow stays short and the rules are unit-testable.
  */
 export class PaymentState {
@@ -45,21 +46,7 @@ export class PaymentState {
     input: PaymentInput,
     private readonly onStatusChange: (status: PaymentStatus) => void = () => undefined,
   ) {
-    const { request } = input;
-    this.resource = {
-      id: input.paymentId,
-      type: request.type,
-      reference: request.reference,
-      status: 'initiating',
-      amount: request.amount,
-      created_at: input.createdAt,
-      updated_at: input.createdAt,
-      provider: { transaction_id: null, status_code: null, message: null },
-      next_action: null,
-      failure: null,
-      ...(request.type === 'card_payment' ? { card: { last4: cardLast4(request) } } : {}),
-      events: [],
-    };
+    this.resource = newPaymentResource(input);
   }
 
   get status(): PaymentStatus {
@@ -347,12 +334,4 @@ export class PaymentState {
     }
     if (this.resource.events.length < MAX_EVENTS) this.resource.events.push({ at: now.toISOString(), ...clean });
   }
-}
-
-/**
- * The card's last four digits. Card payments started before the vault carried the card number itself: their
- * histories must still replay (and the digits they keep are the only ones shown).
- */
-function cardLast4(request: { card?: { last4: string }; card_number?: string }): string {
-  return request.card?.last4 ?? (request.card_number ?? '').slice(-4);
 }

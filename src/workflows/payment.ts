@@ -27,7 +27,7 @@ import type {
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
-import { currentDetails } from './payment-details';
+import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
@@ -180,7 +180,7 @@ async function reportToBatch(batchId: string, paymentId: string, status: 'needs_
 
 function publishStatus(state: PaymentState): void {
   upsertSearchAttributes([{ key: SearchAttributes.status, value: state.status }]);
-  setCurrentDetails(currentDetails(state.resource));
+  setCurrentDetails(paymentCurrentDetails(state.resource));
 }
 
 /** What runs recorded before signing handed the initiation (the activity now refuses it: nothing signed it). */
@@ -226,7 +226,7 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
-      setCurrentDetails(currentDetails(state.resource));
+      setCurrentDetails(paymentCurrentDetails(state.resource));
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : err;
       state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
+import { waitUntil } from '../../src/local/wait-until';
 
 export interface StartedSystem {
   child: ChildProcess;
@@ -18,14 +19,15 @@ export async function startSystem(env: Record<string, string>): Promise<StartedS
   });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!output.includes('is running')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`npm start did not come up:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const failed = () => {
+    child.kill('SIGKILL');
+    return new Error(`npm start did not come up:\n${output}`);
+  };
+  await waitUntil(() => Promise.resolve(output.includes('is running') ? true : undefined), {
+    timeoutMs: 90_000,
+    stopIf: () => (child.exitCode !== null ? failed() : undefined),
+    timedOut: failed,
+  });
   return { child, output: () => output };
 }
 

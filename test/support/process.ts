@@ -28,3 +28,26 @@ export function spawnEntry(entry: string, env: Record<string, string>): EntryPro
     },
   };
 }
+
+/** Runs node with these arguments and only this environment (plus PATH and HOME) until it exits, killed after 30 s. */
+export function runNode(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+/** Runs one of the process entries (`worker.ts`, `start.ts`) through tsx with only this environment, until it exits. */
+export function runEntry(entry: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return runNode(['--import', 'tsx', join(__dirname, '..', '..', 'src', entry)], env);
+}

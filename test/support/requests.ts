@@ -1,3 +1,5 @@
+import { request } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { StoredPaymentRequest } from '../../src/domain/payment';
 import type { PaymentRequest, PaymentType } from '../../src/domain/requests';
 
@@ -60,4 +62,23 @@ export function storedRequest(
   if (request.type !== 'card_payment') return request;
   const { card_number, card_cvv: _cvv, expiry_month: _month, expiry_year: _year, ...rest } = request;
   return { ...rest, card: { token, last4: card_number.slice(-4) } };
+}
+
+/** POSTs payloads to a codec endpoint (`…/encode`, `…/decode`) as the Temporal Web UI and CLI do. */
+export async function postCodec<P = unknown>(
+  url: string,
+  payloads: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; payloads: P[] }> {
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ payloads }),
+  });
+  const text = await response.body.text();
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    payloads: response.statusCode === 200 ? (JSON.parse(text) as { payloads: P[] }).payloads : [],
+  };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../../src/logging';
 import { installWorkerRuntime } from '../../src/temporal/runtime';
-import { freePort } from './free-port';
+import { freePort } from '../../src/local/free-port';
 
 let installed: Promise<string> | undefined;
 

@@ -1,12 +1,6 @@
 import { request } from 'undici';
-import {
-  WORKFLOW_BUNDLE,
-  parseConfig,
-  providerConfig,
-  publicBaseUrl,
-  serverSchema,
-  workerSchema,
-} from '../../src/config';
+import { parseConfig, providerConfig, publicBaseUrl, serverSchema, workerSchema } from '../../src/config';
+import { WORKFLOW_BUNDLE } from '../../src/local/build-outputs';
 import type { WorkerConfig } from '../../src/config';
 import type { PaymentActivityDeps } from '../../src/activities/payment-activities';
 import { CallbackTokens } from '../../src/crypto/callback-tokens';
@@ -20,7 +14,7 @@ import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
-import { freePort } from './free-port';
+import { freePort } from '../../src/local/free-port';
 import { installTestRuntime } from './runtime';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';

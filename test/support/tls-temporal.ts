@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
-import { temporalBinary } from '../../src/temporal/binaries';
+import { msToTs } from '@temporalio/common';
+import { temporalBinary } from '../../src/local/binaries';
 import { temporalConnection } from '../../src/temporal/connection';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { SearchAttributes } from '../../src/workflows/definitions';
-import { freePort } from './free-port';
+import { freePort } from '../../src/local/free-port';
 
 /** The name in the server certificate: clients reach 127.0.0.1 and override the name, as behind a load balancer. */
 export const SERVER_NAME = 'temporal.test';

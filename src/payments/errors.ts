@@ -1,7 +1,7 @@
 import { isGrpcServiceError } from '@temporalio/client';
 
 /** A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal. */
-export class PaymentError extends Error {
+export class AppError extends Error {
   constructor(
     readonly kind: 'not_found' | 'conflict' | 'unavailable',
     message: string,
@@ -13,7 +13,7 @@ export class PaymentError extends Error {
 /** Turns Temporal's connection failures into `unavailable`; anything else passes through. */
 export function translateTemporalError(err: unknown): unknown {
   if (isGrpcServiceError(err) || (err instanceof Error && err.name === 'ServiceError')) {
-    return new PaymentError('unavailable', 'Temporal is unreachable right now');
+    return new AppError('unavailable', 'Temporal is unreachable right now');
   }
   return err;
 }

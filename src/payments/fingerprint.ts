@@ -1,12 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { canonicalJson } from '../crypto/canonical-json';
+import { hmacSha256 } from '../crypto/digest';
+import { splitCardData } from '../domain/personal-data';
 import type { PaymentRequest } from '../domain/requests';
 
 /** A keyed digest of a request, kept in a workflow's memo to tell a repeated request from a reused reference. */
 export function requestFingerprint(secret: string, scope: string, request: unknown): string {
-  return createHmac('sha256', secret)
-    .update(`${scope}:${canonicalJson(request)}`)
-    .digest('base64url');
+  return hmacSha256(secret, `${scope}:${canonicalJson(request)}`).toString('base64url');
 }
 
 /**
@@ -14,9 +13,6 @@ export function requestFingerprint(secret: string, scope: string, request: unkno
  * number or expiry answers exactly as with the right one (no oracle), and nothing derived from the CVV is kept.
  */
 export function paymentFingerprint(secret: string, merchantId: string, request: PaymentRequest): string {
-  const kept =
-    request.type === 'card_payment'
-      ? { ...request, card_number: undefined, card_cvv: undefined, expiry_month: undefined, expiry_year: undefined }
-      : request;
+  const kept = request.type === 'card_payment' ? splitCardData(request).rest : request;
   return requestFingerprint(secret, `request:${merchantId}`, kept);
 }

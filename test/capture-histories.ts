@@ -10,24 +10,25 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { format, resolveConfig } from 'prettier';
 import { request } from 'undici';
-import { WORKFLOW_BUNDLE } from '../src/config';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { createLogger } from '../src/logging';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { BatchInput, BatchProgress } from '../src/domain/batch';
+import type { BatchInput } from '../src/domain/batch';
 import type { PaymentStatus } from '../src/domain/payment';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
 import { SUCCESS_MESSAGE, scenarioFor } from '../src/sandbox/scenarios';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { createDataConverter } from '../src/temporal/data-converter';
-import { startDevServer } from '../src/temporal/dev-server';
-import { startRedisServer } from '../src/vault/redis-server';
-import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/workflows/definitions';
-import { freePort } from '../test/support/free-port';
-import { paymentRequest } from '../test/support/requests';
-import { installTestRuntime } from '../test/support/runtime';
-import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack } from '../test/support/stack';
-import type { ApiResponse, Stack } from '../test/support/stack';
+import { startDevServer } from '../src/local/dev-server';
+import { startRedisServer } from '../src/local/redis-server';
+import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
+import { freePort } from '../src/local/free-port';
+import { waitForBatch } from './support/batches';
+import { paymentRequest } from './support/requests';
+import { installTestRuntime } from './support/runtime';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack } from './support/stack';
+import type { ApiResponse, Stack } from './support/stack';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -199,7 +200,7 @@ async function payrollBatch(stack: Stack, tag: string): Promise<Capture[]> {
     i === PAYROLL_REVIEW_ITEM ? '33' : (PAYROLL_SCENARIOS[i % PAYROLL_SCENARIOS.length] ?? '00'),
   );
   const batchId = await createBatch(stack, reference, scenarios);
-  await waitForBatch(stack, batchId, (b) => b.items.succeeded.count >= 20);
+  await waitForBatch(stack, batchId, (b) => b.items.succeeded.count >= 20, SETTLE_MS);
   await controlBatch(stack, batchId, 'pause');
   await new Promise((r) => setTimeout(r, 1000));
   await controlBatch(stack, batchId, 'resume');
@@ -222,7 +223,7 @@ async function payrollBatch(stack: Stack, tag: string): Promise<Capture[]> {
 async function cancelledBatch(stack: Stack, tag: string): Promise<Capture[]> {
   const reference = `${tag}.cancelled`;
   const batchId = await createBatch(stack, reference, Array<string>(10).fill('22'));
-  await waitForBatch(stack, batchId, (b) => b.items.in_flight.count > 0);
+  await waitForBatch(stack, batchId, (b) => b.items.in_flight.count > 0, SETTLE_MS);
   await controlBatch(stack, batchId, 'cancel');
   const done = await waitForBatch(stack, batchId, (b) => b.status === 'cancelled', SETTLE_MS);
   if (!done.not_started?.length) throw new Error(`${batchId} started every item before the cancel`);
@@ -250,7 +251,7 @@ async function runningPayments(short: Stack, long: Stack, tag: string): Promise<
 async function runningBatch(long: Stack, tag: string): Promise<Capture[]> {
   const reference = `${tag}.running-batch`;
   const batchId = await createBatch(long, reference, Array<string>(5).fill('33'));
-  await waitForBatch(long, batchId, (b) => b.items.in_flight.count === 2);
+  await waitForBatch(long, batchId, (b) => b.items.in_flight.count === 2, SETTLE_MS);
   await long.waitForStatus(itemId(reference, 0), ['pending'], SETTLE_MS);
   await long.waitForStatus(itemId(reference, 1), ['pending'], SETTLE_MS);
   return [
@@ -284,25 +285,6 @@ async function createBatch(stack: Stack, reference: string, scenarios: string[])
 
 async function controlBatch(stack: Stack, batchId: string, action: 'pause' | 'resume' | 'cancel'): Promise<void> {
   expect(await stack.api('POST', `/v1/payout-batches/${batchId}/${action}`, undefined, OPERATOR_KEY), 200, action);
-}
-
-async function waitForBatch(
-  stack: Stack,
-  batchId: string,
-  done: (batch: BatchProgress) => boolean,
-  timeoutMs = SETTLE_MS,
-): Promise<BatchProgress> {
-  const deadline = Date.now() + timeoutMs;
-  let last: BatchProgress | undefined;
-  while (Date.now() < deadline) {
-    const response = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batchId}`, undefined, OPERATOR_KEY);
-    if (response.status === 200) {
-      last = response.body;
-      if (done(last)) return last;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`batch ${batchId} did not get there in time; last: ${JSON.stringify(last)}`);
 }
 
 async function waitForEvents(stack: Stack, id: string, types: string[]): Promise<void> {

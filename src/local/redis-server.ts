@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createClient } from 'redis';
+import { waitUntil } from './wait-until';
 
 export interface RedisServer {
   /** `redis://:password@127.0.0.1:port`, the VAULT_URL of the processes that share it. */
@@ -37,24 +38,28 @@ export async function startRedisServer(port: number): Promise<RedisServer> {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-2000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-2000)));
-  const spawnError = new Promise<Error>((r) => child.once('error', r));
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = `redis://:${password}@127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]);
-    if (failed) throw new Error(`cannot run ${binary} (run \`npm run setup\`): ${failed.message}`);
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}: ${output}`);
-    if (await answers(url)) return { url, process: child, stop };
-    if (Date.now() > deadline) {
+  await waitUntil(async () => ((await answers(url)) ? true : undefined), {
+    timeoutMs: 15_000,
+    intervalMs: 100,
+    stopIf: () => {
+      if (spawnError) return new Error(`cannot run ${binary} (run \`npm run setup\`): ${spawnError.message}`);
+      if (child.exitCode !== null) return new Error(`redis-server exited with code ${child.exitCode}: ${output}`);
+      return undefined;
+    },
+    timedOut: async () => {
       await stop();
-      throw new Error(`redis-server did not answer on port ${port}: ${output}`);
-    }
-  }
+      return new Error(`redis-server did not answer on port ${port}: ${output}`);
+    },
+  });
+  return { url, process: child, stop };
 }
 
 async function answers(url: string): Promise<boolean> {

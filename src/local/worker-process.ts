@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { WORKER_COMMAND } from '../../src/config';
+import { WORKER_COMMAND } from './build-outputs';
 
 /** Starts the compiled worker as its own process, as `npm run worker` does (so it can be killed); resolves once it polls. */
 export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {

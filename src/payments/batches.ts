@@ -5,18 +5,16 @@ import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentTiming } from '../domain/payment';
 import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
-import { BatchState } from '../workflows/batch-state';
+import { newBatchProgress } from '../domain/batch-progress';
+import { SearchAttributes, batchControlUpdate, batchProgressQuery, releaseItemsSignal } from '../workflows/definitions';
 import {
   BATCH_ITEMS_WORKFLOW,
   PAYOUT_BATCH_WORKFLOW,
-  SearchAttributes,
-  batchControlUpdate,
   batchItemPaymentId,
-  batchProgressQuery,
+  batchPageId,
   batchWorkflowId,
-  releaseItemsSignal,
-} from '../workflows/definitions';
-import { PaymentError, temporalCall } from './errors';
+} from '../domain/ids';
+import { AppError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
@@ -65,9 +63,8 @@ export class Batches {
       const order = { paymentId, merchantId, batchId, request, timing: options.bankCreditTiming };
       return signMessage(keys, 'batch-item', paymentId, order);
     });
-    // Page ids carry the fingerprint, so pages left by an interrupted attempt with another body are never reused.
     const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
-      id: `${batchId}~items-${fingerprint.slice(0, 10)}-${k + 1}`,
+      id: batchPageId(batchId, fingerprint, k),
       items: pageItems,
     }));
     const pageIds = pages.map((page) => page.id);
@@ -109,14 +106,14 @@ export class Batches {
       // Another request with this reference won the race; it is either this very batch or a conflict.
       const winner = await this.existing(batchId, fingerprint).catch(async (err: unknown) => {
         // Only a conflict proves the pages are this request's own (their ids carry its fingerprint).
-        if (err instanceof PaymentError && err.kind === 'conflict') {
+        if (err instanceof AppError && err.kind === 'conflict') {
           await Promise.all(pageIds.map((id) => this.releasePage(id)));
         }
         throw err;
       });
       if (winner) return { created: false, batch: winner };
     }
-    return { created: true, batch: new BatchState(input, undefined, new Date()).progress() };
+    return { created: true, batch: newBatchProgress(input, new Date()) };
   }
 
   /** The batch's progress, from the running workflow or the closed one's result. */
@@ -144,7 +141,7 @@ export class Batches {
     );
     if (!description) return undefined;
     if (description.memo?.fingerprint !== fingerprint) {
-      throw new PaymentError('conflict', `batch reference ${batchId} was already used with a different request`);
+      throw new AppError('conflict', `batch reference ${batchId} was already used with a different request`);
     }
     return this.get(batchId);
   }

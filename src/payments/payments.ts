@@ -8,28 +8,27 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
+import { newPaymentResource } from '../domain/payment';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
-  PAYMENT_WORKFLOW,
   SearchAttributes,
   callbackSignal,
   paymentQuery,
   paymentSearchAttributes,
-  paymentWorkflowId,
   resolveUpdate,
 } from '../workflows/definitions';
-import { paymentDetails, paymentSummary } from '../workflows/payment-metadata';
-import { PaymentState } from '../workflows/payment-state';
+import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
+import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
-import { PaymentError, temporalCall } from './errors';
+import { AppError, temporalCall } from './errors';
 import { paymentFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
+import { readableHistory } from './history';
+import type { HistoryStep } from './history';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
 import { signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
-
-export { PaymentError } from './errors';
 
 export interface PaymentsOptions {
   taskQueue: string;
@@ -59,6 +58,13 @@ export interface PaymentSummary {
   closed_at: string | null;
 }
 
+/** A payment as the operator's `show` presents it: the resource, its workflow, and its history when asked. */
+export interface PaymentInspection {
+  payment: PaymentResource;
+  workflow: { status: string; summary: string | null; started_at: string; closed_at: string | null };
+  history: HistoryStep[] | undefined;
+}
+
 export interface ListFilter {
   merchantId?: string;
   /** One status, or any of several. */
@@ -84,7 +90,7 @@ export class Payments {
     const paymentId = paymentWorkflowId(merchantId, request.reference);
     const fingerprint = paymentFingerprint(creation.fingerprintSecret, merchantId, request);
     const stored = await detachCard(request, creation.cardVault).catch(() => {
-      throw new PaymentError('unavailable', 'the card vault is unreachable right now');
+      throw new AppError('unavailable', 'the card vault is unreachable right now');
     });
     const input: PaymentInput = {
       paymentId,
@@ -103,7 +109,7 @@ export class Payments {
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: paymentSummary(request),
-          staticDetails: paymentDetails(merchantId, request, input.createdAt),
+          staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
           typedSearchAttributes: paymentSearchAttributes(input),
         }),
       );
@@ -114,19 +120,33 @@ export class Payments {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
       if (existing.memo?.fingerprint !== fingerprint) {
-        throw new PaymentError('conflict', `reference ${request.reference} was already used with a different request`);
+        throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
       }
       created = false;
     }
     return {
       created,
-      payment: await this.awaitInitiation(paymentId, new PaymentState(input).resource, creation.initiationWaitMs),
+      payment: await this.awaitInitiation(paymentId, newPaymentResource(input), creation.initiationWaitMs),
     };
   }
 
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
     return queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+  }
+
+  /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
+  async inspect(paymentId: string, withHistory: boolean): Promise<PaymentInspection> {
+    const payment = await this.get(paymentId);
+    const description = await this.client.workflow.getHandle(paymentId).describe();
+    const workflow = {
+      status: description.status.name,
+      summary: (await description.staticSummary()) ?? null,
+      started_at: description.startTime.toISOString(),
+      closed_at: description.closeTime?.toISOString() ?? null,
+    };
+    const history = withHistory ? await readableHistory(this.client, paymentId) : undefined;
+    return { payment, workflow, history };
   }
 
   /** Payments matching the filter, newest first, from Temporal's visibility store. */

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { SearchAttributes } from '../workflows/definitions';
 import { temporalBinary } from './binaries';
+import { waitUntil } from './wait-until';
 
 export interface DevServerOptions {
   port: number;
@@ -59,21 +60,22 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     clearTimeout(timer);
   };
 
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
-    try {
+  await waitUntil(
+    async () => {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.workflowService.getSystemInfo({});
       await connection.close();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) {
+      return true;
+    },
+    {
+      timeoutMs: 60_000,
+      stopIf: () =>
+        child.exitCode !== null ? new Error(`temporal dev server exited with code ${child.exitCode}`) : undefined,
+      timedOut: async (err) => {
         await stop();
-        throw new Error(`temporal dev server did not answer on ${address} within 60s: ${String(err)}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
+        return new Error(`temporal dev server did not answer on ${address} within 60s: ${String(err)}`);
+      },
+    },
+  );
   return { address, uiUrl: options.uiPort ? `http://${host}:${options.uiPort}` : null, process: child, stop };
 }

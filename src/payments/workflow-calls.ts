@@ -10,7 +10,8 @@ import {
 } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
-import { PaymentError, temporalCall, translateTemporalError } from './errors';
+import { describeWorkflowId } from '../domain/ids';
+import { AppError, temporalCall, translateTemporalError } from './errors';
 
 /** A workflow's state from its query while it runs, or from its result once closed (no worker needed then). */
 export async function queryOrResult<T>(
@@ -23,10 +24,13 @@ export async function queryOrResult<T>(
   try {
     return await client.withDeadline(Date.now() + timeoutMs, () => handle.query(query));
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new PaymentError('not_found', `no ${describe(workflowId)}`);
+    if (err instanceof WorkflowNotFoundError) throw new AppError('not_found', `no ${describeWorkflowId(workflowId)}`);
     const description = await temporalCall(() => handle.describe()).catch(() => undefined);
     if (description && description.status.name !== 'RUNNING') return (await handle.result()) as T;
-    throw new PaymentError('unavailable', `the ${describe(workflowId)} cannot be read right now (no worker answered)`);
+    throw new AppError(
+      'unavailable',
+      `the ${describeWorkflowId(workflowId)} cannot be read right now (no worker answered)`,
+    );
   }
 }
 
@@ -51,10 +55,13 @@ export async function executeUpdate<T, A>(
     );
   } catch (err) {
     if (workflowNotReady(err)) {
-      throw new PaymentError('unavailable', `the ${describe(workflowId)} cannot take the request right now; try again`);
+      throw new AppError(
+        'unavailable',
+        `the ${describeWorkflowId(workflowId)} cannot take the request right now; try again`,
+      );
     }
     if (err instanceof WorkflowUpdateFailedError) {
-      throw new PaymentError('conflict', err.cause?.message ?? closedMessage);
+      throw new AppError('conflict', err.cause?.message ?? closedMessage);
     }
     if (err instanceof WorkflowNotFoundError) {
       const exists = await temporalCall(() => handle.describe()).then(
@@ -65,8 +72,8 @@ export async function executeUpdate<T, A>(
         },
       );
       throw exists
-        ? new PaymentError('conflict', closedMessage)
-        : new PaymentError('not_found', `no ${describe(workflowId)}`);
+        ? new AppError('conflict', closedMessage)
+        : new AppError('not_found', `no ${describeWorkflowId(workflowId)}`);
     }
     throw translateTemporalError(err);
   }
@@ -96,8 +103,4 @@ function workflowNotReady(err: unknown): boolean {
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   const cause = err instanceof ServiceError ? err.cause : err;
   return isGrpcServiceError(cause) && cause.code === status.FAILED_PRECONDITION;
-}
-
-function describe(workflowId: string): string {
-  return workflowId.startsWith('batch-') ? `payout batch ${workflowId}` : `payment ${workflowId}`;
 }

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from './digest';
 import { OPERATOR_NAME } from '../domain/operator';
 
 // The Web UI's codec credential: `{operator}.{expiry in ms}.{HMAC-SHA256}`, signed with CODEC_TOKEN_SECRET. It only
@@ -12,7 +13,7 @@ export const CODEC_TOKEN_MAX_TTL_MS = 24 * 3_600_000;
 const TOKEN = /^([a-z0-9._-]{1,32})\.(\d{13})\.([A-Za-z0-9_-]{43})$/;
 
 function signature(secret: string, operator: string, expiresAtMs: number): Buffer {
-  return createHmac('sha256', secret).update(`temporal-ui-codec-decode\n${operator}\n${expiresAtMs}`).digest();
+  return hmacSha256(secret, `temporal-ui-codec-decode\n${operator}\n${expiresAtMs}`);
 }
 
 /** A Web UI codec token for one operator, valid until `expiresAt`. */

@@ -1,0 +1,68 @@
+import type { BatchInput, BatchProgress, BatchStatus, ItemOutcome, ItemStage, Tally } from './batch';
+
+/** The part of a batch's state that a continued-as-new run carries over; amounts in minor units. */
+export interface BatchCarry {
+  status: BatchStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  nextIndex: number;
+  startedMinor: number;
+  inFlight: Record<string, number>;
+  review: Record<string, number>;
+  settled: Record<ItemOutcome, Tally>;
+  notStarted: string[] | null;
+}
+
+/** A batch's state before it has started any item. */
+export function startingCarry(now: Date): BatchCarry {
+  const zero = (): Tally => ({ count: 0, amount: 0 });
+  return {
+    status: 'running',
+    startedAt: now.toISOString(),
+    finishedAt: null,
+    nextIndex: 0,
+    startedMinor: 0,
+    inFlight: {},
+    review: {},
+    settled: { succeeded: zero(), failed: zero(), needs_review: zero() },
+    notStarted: null,
+  };
+}
+
+/** The batch as the API and the CLI show it, from its input and its carried state. */
+export function batchProgress(input: BatchInput, carried: BatchCarry): BatchProgress {
+  const { settled, inFlight, startedMinor } = carried;
+  const inFlightMinor = Object.values(inFlight).reduce((sum, minor) => sum + minor, 0);
+  const stages: Record<ItemStage, Tally> = {
+    not_started: {
+      count: input.itemCount - carried.nextIndex,
+      amount: input.totalMinor - startedMinor,
+    },
+    in_flight: { count: Object.keys(inFlight).length, amount: inFlightMinor },
+    succeeded: settled.succeeded,
+    failed: settled.failed,
+    needs_review: settled.needs_review,
+  };
+  const major = (t: Tally): Tally => ({ count: t.count, amount: t.amount / 100 });
+  return {
+    id: input.batchId,
+    reference: input.reference,
+    status: carried.status,
+    concurrency: input.concurrency,
+    created_at: input.createdAt,
+    started_at: carried.startedAt,
+    finished_at: carried.finishedAt,
+    total: major({ count: input.itemCount, amount: input.totalMinor }),
+    items: Object.fromEntries(Object.entries(stages).map(([stage, t]) => [stage, major(t)])) as Record<
+      ItemStage,
+      Tally
+    >,
+    needs_review: Object.keys(carried.review),
+    not_started: carried.notStarted,
+  };
+}
+
+/** What a batch shows the moment it is created, before its workflow has run. */
+export function newBatchProgress(input: BatchInput, now: Date): BatchProgress {
+  return batchProgress(input, startingCarry(now));
+}

@@ -1,1 +1,0 @@
-export { freePort } from '../../src/net/free-port';
