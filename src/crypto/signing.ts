@@ -23,6 +23,12 @@ export function signMessage<T>(
   return { ...message, signature: `${id}.${mac(key, message).toString('base64url')}` };
 }
 
+/** The signing keys, or an error naming the setting: what starts, settles or resolves a workflow must be signed. */
+export function requireSigningKeys(keys: Keyring | undefined): Keyring {
+  if (!keys) throw new Error('SIGNING_KEYS is not set: what is sent to a payment or batch workflow must be signed');
+  return keys;
+}
+
 /** Why a message's signature does not verify with any configured key, or undefined when it verifies. */
 export function signatureProblem(keyring: Keyring, message: unknown): string | undefined {
   if (!isSigned(message)) return 'not a signed message';

@@ -18,7 +18,7 @@ import { AppError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
 import { executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
-import { signMessage } from '../crypto/signing';
+import { requireSigningKeys, signMessage } from '../crypto/signing';
 
 /** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
 export const BATCH_PAGE_SIZE = 500;
@@ -51,7 +51,7 @@ export class Batches {
   async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
     const options = this.options.creation;
     if (!options) throw new Error('this Batches instance was made without creation settings');
-    const keys = this.signingKeys();
+    const keys = requireSigningKeys(this.options.signingKeys);
     const batchId = batchWorkflowId(merchantId, batch.reference);
     const fingerprint = requestFingerprint(options.fingerprintSecret, `batch:${merchantId}`, batch);
     const existing = await this.existing(batchId, fingerprint);
@@ -123,13 +123,8 @@ export class Batches {
 
   /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */
   async control(batchId: string, action: BatchAction): Promise<BatchProgress> {
-    const message = signMessage(this.signingKeys(), 'batch-control', batchId, action);
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, action);
     return executeUpdate(this.client, batchId, batchControlUpdate, message, 'the batch has already finished');
-  }
-
-  private signingKeys(): Keyring {
-    if (!this.options.signingKeys) throw new Error('this Batches instance was made without SIGNING_KEYS');
-    return this.options.signingKeys;
   }
 
   private async existing(batchId: string, fingerprint: string): Promise<BatchProgress | undefined> {

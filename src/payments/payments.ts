@@ -27,7 +27,7 @@ import { readableHistory } from './history';
 import type { HistoryStep } from './history';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
-import { signMessage } from '../crypto/signing';
+import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
 
 export interface PaymentsOptions {
@@ -105,7 +105,7 @@ export class Payments {
         this.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
           workflowId: paymentId,
           taskQueue: this.options.taskQueue,
-          args: [signMessage(this.signingKeys(), 'payment', paymentId, input)],
+          args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: paymentSummary(request),
@@ -187,14 +187,14 @@ export class Payments {
 
   /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
   async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
-    const message = signMessage(this.signingKeys(), 'resolution', paymentId, resolution);
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
     return executeUpdate(this.client, paymentId, resolveUpdate, message, 'the payment is already settled');
   }
 
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
-    const message = signMessage(this.signingKeys(), 'callback', paymentId, callback);
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'callback', paymentId, callback);
     try {
       await temporalCall(() => handle.signal(callbackSignal, message));
       return 'accepted';
@@ -206,11 +206,6 @@ export class Payments {
       });
       return description ? 'closed' : 'unknown';
     }
-  }
-
-  private signingKeys(): Keyring {
-    if (!this.options.signingKeys) throw new Error('this Payments instance was made without SIGNING_KEYS');
-    return this.options.signingKeys;
   }
 
   private async awaitInitiation(
