@@ -70,6 +70,15 @@ const LAYERS = [
     ],
   },
   {
+    files: ['src/client/**/*.ts'],
+    own: [
+      {
+        regex: '^\\.\\./(?!domain/)',
+        message: 'client/ ships to merchant services: it imports only domain/, its own folder and npm packages',
+      },
+    ],
+  },
+  {
     files: ['src/provider/**/*.ts', 'src/vault/**/*.ts', 'src/crypto/**/*.ts', 'src/banks/**/*.ts'],
     own: [
       {
