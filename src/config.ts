@@ -213,6 +213,16 @@ export const workerSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
   VAULT_URL: vaultUrl,
+  /** Worker Versioning: `on` runs the worker as build WORKER_BUILD_ID of deployment WORKER_DEPLOYMENT_NAME. */
+  WORKER_VERSIONING: z.enum(['on', 'off']).default('off'),
+  WORKER_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 letters, digits, - or _')
+    .default('payments'),
+  WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 letters, digits, -, _ or .')
+    .optional(),
 });
 
 export const serverSchema = z.object({

@@ -23,6 +23,10 @@ async function main(): Promise<void> {
     // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH ?? (__filename.endsWith('.js') ? WORKFLOW_BUNDLE : undefined),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    versioning:
+      config.WORKER_VERSIONING === 'on'
+        ? { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID }
+        : undefined,
     deps: {
       provider,
       cardVault,
@@ -30,9 +34,10 @@ async function main(): Promise<void> {
       callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
     },
   });
-  const { endpoint } = paymentWorker;
+  const { endpoint, version } = paymentWorker;
+  const build = version ? `, build ${version.buildId} of deployment ${version.deploymentName}` : '';
   process.stdout.write(
-    `worker: polling task queue ${config.TASK_QUEUE} on ${endpoint.address} (${securityOf(endpoint)}); ` +
+    `worker: polling task queue ${config.TASK_QUEUE} on ${endpoint.address} (${securityOf(endpoint)}${build}); ` +
       `metrics on http://${config.WORKER_METRICS_ADDRESS}/metrics\n`,
   );
   // Worker.run() returns once SIGINT/SIGTERM has drained the worker.

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
 import { batchItemsQuery } from '../workflows/definitions';
@@ -10,6 +11,8 @@ import type { Keyring } from '../crypto/keyring';
 import { connectTemporal } from './connect';
 import type { TemporalEndpoint, TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
+import { deploymentVersion, versionedWorker } from './deployment';
+import type { VersioningSettings } from './deployment';
 
 export interface PaymentWorkerOptions {
   /** Where Temporal is and how to reach it (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key, profile). */
@@ -26,18 +29,23 @@ export interface PaymentWorkerOptions {
   workflowBundlePath?: string;
   /** Workflows kept in the worker's cache; bounds its memory when thousands of payments wait at once. */
   maxCachedWorkflows?: number;
+  /** Worker Versioning (WORKER_VERSIONING=on): the deployment this worker's build belongs to; unversioned when absent. */
+  versioning?: VersioningSettings;
 }
 
 export interface PaymentWorker {
   worker: Worker;
   /** The Temporal cluster and namespace it polls, and how the connection is secured. */
   endpoint: TemporalEndpoint;
+  /** Its deployment version (deployment name and build id) when it runs versioned. */
+  version?: WorkerDeploymentVersion;
   /** Runs until the worker shuts down (SIGINT/SIGTERM or `worker.shutdown()`), then closes its connection. */
   run(): Promise<void>;
 }
 
 /** Creates the payment worker: the payment and batch workflows and the activities built around their dependencies. */
 export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
+  const version = options.versioning && deploymentVersion(options.versioning, options.workflowBundlePath);
   const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
   const { namespace } = endpoint;
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
@@ -63,11 +71,13 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     dataConverter,
+    ...(version ? { workerDeploymentOptions: versionedWorker(version) } : {}),
     ...workflows,
   });
   return {
     worker,
     endpoint,
+    version,
     run: async () => {
       try {
         await worker.run();

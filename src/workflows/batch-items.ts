@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import type { BatchItem } from '../domain/batch';
 import { batchItemsQuery, releaseItemsSignal } from './definitions';
 
@@ -15,3 +15,6 @@ export async function batchItemsWorkflow(items: BatchItem[]): Promise<void> {
   });
   await condition(() => released);
 }
+
+// A page only holds items until its batch has started them: it follows new builds rather than keep an old one alive.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, batchItemsWorkflow);

@@ -11,6 +11,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -109,6 +110,9 @@ export async function payoutBatchWorkflow(
   await condition(allHandlersFinished);
   return state.progress();
 }
+
+// Auto-upgrade: a batch runs for days and moves to each new build, so its changes go behind patched().
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, payoutBatchWorkflow);
 
 /**
  * The batch's input from its signed start message; anything else ends the workflow before it starts an item. A run

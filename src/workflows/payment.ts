@@ -8,6 +8,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -112,6 +113,9 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   await condition(allHandlersFinished);
   return state.resource;
 }
+
+// Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, paymentWorkflow);
 
 /** The payment's input from its signed start message; anything else ends the workflow before it sends anything. */
 function trustedInput(message: unknown): PaymentInput {
