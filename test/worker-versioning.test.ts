@@ -97,7 +97,8 @@ it('payments finish on the build that started them; batches and new payments mov
   assert.deepEqual(await versioning(batchId), { behavior: 'AUTO_UPGRADE', buildId: buildB });
   assert.deepEqual(await taskBuilds(batchId), [buildA, buildB]);
 
-  // Rollback: A is current again; new payments go to A while B's payments would still finish on B.
+  // Rollback: A is current again; new payments go to A, while a payment B started finishes on B.
+  const startedOnB = await createPayment('before-rollback');
   await setCurrent(buildA);
   const current = await deployment();
   assert.equal(current.routingConfig?.currentVersionBuildID, buildA, JSON.stringify(current));
@@ -108,6 +109,9 @@ it('payments finish on the build that started them; batches and new payments mov
   await deliverSuccess(afterRollback);
   await stack.waitForStatus(afterRollback, ['succeeded']);
   assert.deepEqual(await versioning(afterRollback), { behavior: 'PINNED', buildId: buildA });
+  await deliverSuccess(startedOnB);
+  await stack.waitForStatus(startedOnB, ['succeeded']);
+  assert.deepEqual(await taskBuilds(startedOnB), [buildB]);
 });
 
 async function startWorker(bundlePath: string): Promise<void> {
