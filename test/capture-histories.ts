@@ -1,9 +1,11 @@
 // `npm run histories:capture` (after `npm run build`): runs every kind of payment and payout batch through an
-// in-process stack on a private dev server and records their workflow histories in test/histories, where
-// test/replay.test.ts replays them against the workflow code of the day. Payloads stay encrypted with the test keys.
+// in-process stack on a private dev server and records their workflow histories in test/histories/current, which it
+// replaces; the other folders of test/histories (histories of earlier workflow code) it leaves alone.
+// `-- --freeze <name>` first moves the current set to test/histories/<name>, to keep it once the code changes.
+// test/replay.test.ts replays every set against the workflow code of the day. Payloads stay encrypted with the test keys.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -22,12 +24,14 @@ import { EncryptionCodec } from '../src/temporal/codec';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
-import { batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
+import { PAYMENT_WORKFLOW, batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
+import { signMessage } from '../src/crypto/signing';
+import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
 import { waitForBatch } from './support/batches';
 import { paymentRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
-import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack } from './support/stack';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, startStack } from './support/stack';
 import type { ApiResponse, Stack } from './support/stack';
 
 type History = temporal.api.history.v1.IHistory;
@@ -39,7 +43,9 @@ const protojson = createRequire(require.resolve('@temporalio/proto'))('protobufj
 };
 
 const root = resolve(__dirname, '..');
-const HISTORIES = join(root, 'test', 'histories');
+const CORPUS = join(root, 'test', 'histories');
+/** The set this script records: histories of the workflow code of the day. */
+const HISTORIES = join(CORPUS, 'current');
 const MERCHANT = 'acme';
 const SCENARIOS = ['00', '11', '22', '33', '44', '55', '66', '77', '88', '99'];
 const SETTLE_MS = 90_000;
@@ -86,15 +92,30 @@ function captureTag(): string {
   return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`;
 }
 
+/** `--freeze <name>`: where the current set goes before a new one is recorded. */
+function freezeName(): string | undefined {
+  const flag = process.argv.indexOf('--freeze');
+  if (flag < 0) return undefined;
+  const name = process.argv[flag + 1] ?? '';
+  if (!/^[a-z0-9][a-z0-9-]{0,40}$/.test(name) || name === 'current') {
+    throw new Error(`--freeze: "${name}" is not a folder name of lowercase letters, digits and dashes`);
+  }
+  if (existsSync(join(CORPUS, name))) throw new Error(`--freeze: test/histories/${name} exists already`);
+  return name;
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   if (!existsSync(WORKFLOW_BUNDLE)) throw new Error('the workflow bundle is not built: run `npm run build` first');
   const tag = captureTag();
   if (!/^[A-Za-z0-9-]{1,20}$/.test(tag)) throw new Error(`--tag: "${tag}" is not 1-20 letters, digits or dashes`);
-  mkdirSync(HISTORIES, { recursive: true });
-  if (readdirSync(HISTORIES).some((file) => file.includes(`-${tag}.`))) {
-    throw new Error(`test/histories already holds histories tagged ${tag}; commit the workflow change or pass --tag`);
+  const frozen = freezeName();
+  if (frozen && existsSync(HISTORIES)) {
+    renameSync(HISTORIES, join(CORPUS, frozen));
+    log(`kept the previous set as test/histories/${frozen}`);
   }
+  rmSync(HISTORIES, { recursive: true, force: true });
+  mkdirSync(HISTORIES, { recursive: true });
 
   log(`capturing histories tagged ${tag}: starting a Temporal dev server and redis-server…`);
   const [devServer, redis] = await Promise.all([
@@ -122,6 +143,7 @@ async function main(): Promise<void> {
         cancelledBatch(short, tag),
         runningPayments(short, long, tag),
         runningBatch(long, tag),
+        untrustedInput(short, long, connection, tag),
       ])
     ).flat();
     const client = new Client({ connection, dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)) });
@@ -137,10 +159,13 @@ async function main(): Promise<void> {
     const payroll = files.filter((file) => file.startsWith(`${batchWorkflowId(MERCHANT, `${tag}.payroll`)}@`));
     if (payroll.length < 2) throw new Error('the payroll batch did not continue as new: raise PAYROLL_ITEMS');
     const bytes = files.reduce((sum, file) => sum + statSync(join(HISTORIES, file)).size, 0);
-    const corpus = readdirSync(HISTORIES).reduce((sum, file) => sum + statSync(join(HISTORIES, file)).size, 0);
+    const sets = readdirSync(CORPUS).filter((name) => statSync(join(CORPUS, name)).isDirectory());
+    const corpus = sets.flatMap((set) => readdirSync(join(CORPUS, set)).map((file) => join(CORPUS, set, file)));
+    const corpusBytes = corpus.reduce((sum, file) => sum + statSync(file).size, 0);
     log(
-      `wrote ${files.length} histories (${mb(bytes)}; test/histories holds ${mb(corpus)}) ` +
-        `in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      `wrote ${files.length} histories to test/histories/current (${mb(bytes)}) ` +
+        `in ${((Date.now() - started) / 1000).toFixed(0)} s; test/histories holds ${corpus.length} ` +
+        `(${mb(corpusBytes)}) in ${sets.sort().join(', ')}`,
     );
   } finally {
     for (const stack of stacks.reverse()) await stack.close();
@@ -175,20 +200,9 @@ async function settledPayments(stack: Stack, tag: string): Promise<Capture[]> {
 async function lateCallbackInReview(stack: Stack, tag: string): Promise<Capture[]> {
   const id = await createPayment(stack, 'bank_credit', '33', `${tag}.bank_credit.33-silent_pending-late-callback`);
   await stack.waitForStatus(id, ['needs_review'], SETTLE_MS);
-  const [transaction] = await stack
-    .sandboxGet<{ transaction_id: number; reference: string; amount: number; callback_url: string }[]>(
-      '/sandbox/transactions',
-    )
-    .then((all) => all.filter((t) => t.callback_url.includes(encodeURIComponent(id))));
+  const [transaction] = await transactionsOf(stack, id);
   if (!transaction) throw new Error(`the sandbox holds no transaction of ${id}`);
-  const { transaction_id, reference, amount } = transaction;
-  const response = await request(transaction.callback_url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ transaction_id, reference, amount, status: '1', message: SUCCESS_MESSAGE }),
-  });
-  await response.body.dump();
-  if (response.statusCode !== 200) throw new Error(`the late callback of ${id} answered ${response.statusCode}`);
+  await sendCallback(id, transaction);
   await stack.waitForStatus(id, ['succeeded'], SETTLE_MS);
   return [{ workflowId: id, finished: true }];
 }
@@ -260,6 +274,64 @@ async function runningBatch(long: Stack, tag: string): Promise<Capture[]> {
   ];
 }
 
+/**
+ * What did not come through the front door: a genuine start copied to another workflow id (fails before initiation),
+ * and a waiting payment sent an unsigned and a tampered callback (both recorded as refused) before its genuine one.
+ */
+async function untrustedInput(short: Stack, long: Stack, connection: Connection, tag: string): Promise<Capture[]> {
+  const base = `${tag}.untrusted`;
+  const codec = new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS));
+  const original = await createPayment(short, 'mobile_money_debit', '00', `${base}.original`);
+  await short.waitForStatus(original, ['succeeded'], SETTLE_MS);
+  const input = (await new Client({ connection }).workflow.getHandle(original).fetchHistory()).events?.[0]
+    ?.workflowExecutionStartedEventAttributes?.input;
+  const copy = paymentWorkflowId(MERCHANT, `${base}.copied-start`);
+  await connection.workflowService.startWorkflowExecution({
+    namespace: 'default',
+    workflowId: copy,
+    workflowType: { name: PAYMENT_WORKFLOW },
+    taskQueue: { name: short.taskQueue },
+    input,
+    requestId: copy,
+  });
+  // It fails before its first activity: the workflow refuses a start signed for another payment.
+  await new Client({ connection }).workflow
+    .getHandle(copy)
+    .result()
+    .then(
+      () => Promise.reject(new Error(`${copy} completed: a copied start was accepted`)),
+      () => undefined,
+    );
+
+  const waiting = await createPayment(long, 'mobile_money_debit', '33', `${base}.forged-callbacks`);
+  await long.waitForStatus(waiting, ['pending'], SETTLE_MS);
+  const [transaction] = await transactionsOf(long, waiting);
+  if (!transaction) throw new Error(`the sandbox holds no transaction of ${waiting}`);
+  const forged = {
+    state: 'succeeded',
+    transactionId: String(transaction.transaction_id),
+    statusCode: '1',
+    message: 'x',
+  };
+  const signed = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', waiting, forged);
+  for (const value of [forged, { ...signed, body: { ...forged, message: 'tampered' } }]) {
+    await connection.workflowService.signalWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: waiting },
+      signalName: callbackSignal.name,
+      input: { payloads: await codec.encode([defaultPayloadConverter.toPayload(value)]) },
+      identity: 'replay-corpus-forger',
+    });
+  }
+  await waitForEvents(long, waiting, ['callback_rejected']);
+  await sendCallback(waiting, transaction);
+  await long.waitForStatus(waiting, ['succeeded'], SETTLE_MS);
+  return [
+    { workflowId: copy, finished: false },
+    { workflowId: waiting, finished: false },
+  ];
+}
+
 async function createPayment(stack: Stack, type: PaymentType, digits: string, reference: string): Promise<string> {
   if (reference.length > 64) throw new Error(`reference ${reference} is longer than 64 characters`);
   expect(await stack.api('POST', '/v1/payments', paymentRequest(type, digits, reference)), 201, reference);
@@ -309,6 +381,30 @@ async function pagesOf(client: Client, batchId: string): Promise<string[]> {
   return defaultPayloadConverter.fromPayload<BatchInput>(payload).pageIds;
 }
 
+interface Transaction {
+  transaction_id: number;
+  reference: string;
+  amount: number;
+  callback_url: string;
+}
+
+async function transactionsOf(stack: Stack, paymentId: string): Promise<Transaction[]> {
+  const all = await stack.sandboxGet<Transaction[]>('/sandbox/transactions');
+  return all.filter((t) => t.callback_url.includes(encodeURIComponent(paymentId)));
+}
+
+/** The provider's success callback to the payment's genuine callback URL. */
+async function sendCallback(id: string, transaction: Transaction): Promise<void> {
+  const { transaction_id, reference, amount } = transaction;
+  const response = await request(transaction.callback_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ transaction_id, reference, amount, status: '1', message: SUCCESS_MESSAGE }),
+  });
+  await response.body.dump();
+  if (response.statusCode !== 200) throw new Error(`the callback of ${id} answered ${response.statusCode}`);
+}
+
 function expect(response: ApiResponse, status: number, what: string): void {
   if (response.status !== status) {
     throw new Error(`${what}: expected HTTP ${status}, got ${response.status}: ${JSON.stringify(response.body)}`);
@@ -345,6 +441,7 @@ async function save(client: Client, capture: Capture): Promise<string[]> {
       const file = runs.length === 1 ? `${capture.workflowId}.json` : `${capture.workflowId}@run-${n + 1}.json`;
       const json = JSON.stringify(protojson.toJson(temporal.api.history.v1.History, history));
       writeFileSync(join(HISTORIES, file), await format(json, { ...options, parser: 'json' }));
+      log(`  current/${file}: ${describeHistory(history)}`);
       return file;
     }),
   );
@@ -370,6 +467,21 @@ async function idleHistory(client: Client, workflowId: string, runId?: string): 
     if (Date.now() > deadline) throw new Error(`${workflowId} kept a workflow task pending for 30 s`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** `paymentWorkflow, 31 events, completed` and the like. */
+function describeHistory(history: History): string {
+  const events = history.events ?? [];
+  const type = events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? '?';
+  const last = events.at(-1);
+  const end = last?.workflowExecutionCompletedEventAttributes
+    ? 'completed'
+    : last?.workflowExecutionFailedEventAttributes
+      ? 'failed'
+      : last?.workflowExecutionContinuedAsNewEventAttributes
+        ? 'continued as new'
+        : 'running';
+  return `${type}, ${events.length} events, ${end}`;
 }
 
 function mb(bytes: number): string {

@@ -1,6 +1,7 @@
 import { condition, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import type { BatchItem } from '../domain/batch';
 import { batchItemsQuery, releaseItemsSignal } from './definitions';
+import { versioned } from './versioning';
 
 /**
  * Holds one page of a batch's items until the batch has started them all. The items stay out of the batch
@@ -17,4 +18,4 @@ export async function batchItemsWorkflow(items: BatchItem[]): Promise<void> {
 }
 
 // A page only holds items until its batch has started them: it follows new builds rather than keep an old one alive.
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, batchItemsWorkflow);
+setWorkflowOptions(versioned('AUTO_UPGRADE'), batchItemsWorkflow);

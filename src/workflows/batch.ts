@@ -37,6 +37,7 @@ import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart } from './trust';
+import { versioned } from './versioning';
 
 // Reading a page only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
 const { loadBatchItems } = proxyActivities<BatchActivities>({
@@ -112,7 +113,7 @@ export async function payoutBatchWorkflow(
 }
 
 // Auto-upgrade: a batch runs for days and moves to each new build, so its changes go behind patched().
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, payoutBatchWorkflow);
+setWorkflowOptions(versioned('AUTO_UPGRADE'), payoutBatchWorkflow);
 
 /**
  * The batch's input from its signed start message; anything else ends the workflow before it starts an item. A run

@@ -33,6 +33,7 @@ import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './pay
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
+import { versioned } from './versioning';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
 // which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
@@ -115,7 +116,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
 }
 
 // Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, paymentWorkflow);
+setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
 
 /** The payment's input from its signed start message; anything else ends the workflow before it sends anything. */
 function trustedInput(message: unknown): PaymentInput {
