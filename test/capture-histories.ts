@@ -26,6 +26,8 @@ import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
 import { PAYMENT_WORKFLOW, batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
 import { signMessage } from '../src/crypto/signing';
+import { isSigned } from '../src/domain/signed';
+import type { Signed } from '../src/domain/signed';
 import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
 import { waitForBatch } from './support/batches';
@@ -305,7 +307,8 @@ async function untrustedInput(short: Stack, long: Stack, connection: Connection,
 
   const waiting = await createPayment(long, 'mobile_money_debit', '33', `${base}.forged-callbacks`);
   await long.waitForStatus(waiting, ['pending'], SETTLE_MS);
-  const [transaction] = await transactionsOf(long, waiting);
+  // The short stack's worker initiated it, with that stack's sandbox and callback URLs.
+  const [transaction] = await transactionsOf(short, waiting);
   if (!transaction) throw new Error(`the sandbox holds no transaction of ${waiting}`);
   const forged = {
     state: 'succeeded',
@@ -378,7 +381,8 @@ async function pagesOf(client: Client, batchId: string): Promise<string[]> {
   const payloads = first.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
   const [payload] = await new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS)).decode(payloads);
   if (!payload) throw new Error(`${batchId} started without input`);
-  return defaultPayloadConverter.fromPayload<BatchInput>(payload).pageIds;
+  const input = defaultPayloadConverter.fromPayload<Signed<BatchInput> | BatchInput>(payload);
+  return (isSigned(input) ? input.body : input).pageIds;
 }
 
 interface Transaction {

@@ -1,14 +1,18 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { ReplayResult } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
-import { createDataConverter } from '../src/temporal/data-converter';
+import { FailureTypes } from '../src/domain/payment';
+import { PAYMENT_TYPES } from '../src/domain/requests';
+import { scenarioFor } from '../src/sandbox/scenarios';
+import { FAILURE_CONVERTER_PATH, createDataConverter } from '../src/temporal/data-converter';
 import { TEST_ENCRYPTION_KEYS } from './support/stack';
 
 type History = temporal.api.history.v1.IHistory;
@@ -19,9 +23,16 @@ const protojson = createRequire(require.resolve('@temporalio/proto'))('protobufj
   fromJson(type: object, json: unknown, options: { ignoreUnknownFields: boolean }): History;
 };
 
-const DIRECTORY = join(__dirname, 'histories');
+const CORPUS = join(__dirname, 'histories');
+/** What `npm run histories:capture` records: histories of today's workflow code. The other sets are older code's. */
+const CURRENT = 'current';
+/** The sandbox scenarios, by the last two digits of a phone or account number. */
+const SCENARIO_DIGITS = ['00', '11', '22', '33', '44', '55', '66', '77', '88', '99'];
 
 interface Recorded {
+  /** The folder of test/histories it belongs to: `current`, or the code it was recorded from (`pre-signing`). */
+  set: string;
+  /** `<set>/<file>`. */
   file: string;
   /** The file's name up to `@run-<n>`: the workflow id, which a history does not carry. */
   workflowId: string;
@@ -29,84 +40,209 @@ interface Recorded {
   history: History;
 }
 
-/** Every history in test/histories, as `npm run histories:capture` wrote them. */
+/** Every history in test/histories/<set>/, as `npm run histories:capture` wrote them. */
 function recordedHistories(): Recorded[] {
-  return readdirSync(DIRECTORY)
-    .filter((file) => file.endsWith('.json'))
-    .sort()
-    .map((file) => {
-      const history = protojson.fromJson(
-        temporal.api.history.v1.History,
-        JSON.parse(readFileSync(join(DIRECTORY, file), 'utf8')),
-        { ignoreUnknownFields: true },
-      );
-      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-      return {
-        file,
-        workflowId: file.replace(/(@run-\d+)?\.json$/, ''),
-        workflowType: started?.workflowType?.name ?? '(no start event)',
-        history,
-      };
-    });
+  const sets = readdirSync(CORPUS)
+    .filter((name) => statSync(join(CORPUS, name)).isDirectory())
+    .sort();
+  return sets.flatMap((set) =>
+    readdirSync(join(CORPUS, set))
+      .filter((file) => file.endsWith('.json'))
+      .sort()
+      .map((file) => {
+        const history = protojson.fromJson(
+          temporal.api.history.v1.History,
+          JSON.parse(readFileSync(join(CORPUS, set, file), 'utf8')),
+          { ignoreUnknownFields: true },
+        );
+        const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+        return {
+          set,
+          file: `${set}/${file}`,
+          workflowId: file.replace(/(@run-\d+)?\.json$/, ''),
+          workflowType: started?.workflowType?.name ?? '(no start event)',
+          history,
+        };
+      }),
+  );
 }
 
+/** Replays the histories on one workflow bundle with the workers' data converter (payloads stay encrypted). */
+async function replayAll(codePath: string, recorded: Recorded[]): Promise<Map<string, ReplayResult>> {
+  const results = new Map<string, ReplayResult>();
+  const replay = Worker.runReplayHistories(
+    {
+      workflowBundle: { codePath },
+      dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)),
+      replayName: 'replay-test',
+    },
+    recorded.map(({ workflowId, history }) => ({ workflowId, history })),
+  );
+  let index = 0;
+  for await (const result of replay) {
+    const file = recorded[index++]?.file;
+    if (file) results.set(file, result);
+  }
+  return results;
+}
+
+/** Why a history does not replay: workflow type and id, run, file, and the event the SDK names; undefined if it does. */
+function replayFailure(recorded: Recorded, result: ReplayResult | undefined): string | undefined {
+  if (!result) return `${recorded.file} was not replayed`;
+  if (!result.error) return undefined;
+  // Core wraps the reason (e.g. "Nondeterminism error: … HistoryEvent(id: 5, ActivityTaskScheduled)") in a dump.
+  const reason = /message: "((?:[^"\\]|\\.)*)"/.exec(result.error.message)?.[1] ?? result.error.message;
+  const events = recorded.history.events?.length ?? 0;
+  return (
+    `${recorded.workflowType} ${recorded.workflowId} (run ${result.runId}, ${events} events, ${recorded.file}) ` +
+    `does not replay (${result.error.name}): ${reason}`
+  );
+}
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+const events = (r: Recorded): Event[] => r.history.events ?? [];
+const closed = (r: Recorded) =>
+  events(r).some(
+    (e) =>
+      e.workflowExecutionCompletedEventAttributes ||
+      e.workflowExecutionFailedEventAttributes ||
+      e.workflowExecutionContinuedAsNewEventAttributes,
+  );
+
+const recorded = recordedHistories();
+
 describe('recorded workflow histories replay on the current workflow code', () => {
-  const recorded = recordedHistories();
   const results = new Map<string, ReplayResult>();
 
   before(async () => {
     assert.ok(existsSync(WORKFLOW_BUNDLE), 'the workflow bundle is not built: run `npm run build` first');
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    // One replay worker for all of them, with the workers' own bundle and data converter (payloads stay encrypted).
-    const replay = Worker.runReplayHistories(
-      {
-        workflowBundle: { codePath: WORKFLOW_BUNDLE },
-        dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)),
-        replayName: 'replay-test',
-      },
-      recorded.map(({ workflowId, history }) => ({ workflowId, history })),
-    );
-    let index = 0;
-    for await (const result of replay) {
-      const file = recorded[index++]?.file;
-      if (file) results.set(file, result);
-    }
+    // Core logs each failed replay as a warning; the assertions below say what failed.
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    // One replay worker for all of them, with the workers' own bundle.
+    for (const [file, result] of await replayAll(WORKFLOW_BUNDLE, recorded)) results.set(file, result);
   });
 
-  it('holds every workflow type, a batch that continued as new and workflows still running', () => {
-    const types = new Set(recorded.map((r) => r.workflowType));
-    assert.deepEqual([...types].sort(), ['batchItemsWorkflow', 'paymentWorkflow', 'payoutBatchWorkflow']);
-    assert.ok(
-      recorded.some((r) => r.history.events?.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)),
-      'no continued-as-new run',
-    );
-    const closed = (r: Recorded) =>
-      r.history.events?.some(
-        (e) => e.workflowExecutionCompletedEventAttributes || e.workflowExecutionContinuedAsNewEventAttributes,
+  const sets = [...new Set(recorded.map((r) => r.set))];
+  it('holds today\'s code ("current") and older code\'s sets', () => {
+    assert.ok(sets.includes(CURRENT), 'no test/histories/current: run `npm run histories:capture`');
+    assert.ok(sets.length >= 2, `only ${sets.join()}: keep the sets of older workflow code`);
+  });
+
+  for (const set of sets) {
+    it(`${set}: every workflow type, a batch that continued as new and workflows still running`, () => {
+      const mine = recorded.filter((r) => r.set === set);
+      const types = new Set(mine.map((r) => r.workflowType));
+      assert.deepEqual([...types].sort(), ['batchItemsWorkflow', 'paymentWorkflow', 'payoutBatchWorkflow']);
+      assert.ok(
+        mine.some((r) => events(r).some((e) => e.workflowExecutionContinuedAsNewEventAttributes)),
+        'no continued-as-new run',
       );
-    assert.ok(
-      recorded.some((r) => !closed(r) && r.workflowType === 'paymentWorkflow'),
-      'no payment still running',
-    );
-    assert.ok(
-      recorded.some((r) => !closed(r) && r.workflowType === 'payoutBatchWorkflow'),
-      'no batch still running',
-    );
-  });
-
-  for (const { file, workflowId, workflowType, history } of recorded) {
-    it(`${workflowType} ${file}`, () => {
-      const result = results.get(file);
-      assert.ok(result, `${file} was not replayed`);
-      const events = history.events?.length ?? 0;
-      if (result.error) {
-        // Core wraps the reason (e.g. "Nondeterminism error: … HistoryEvent(id: 5, ActivityTaskScheduled)") in a dump.
-        const reason = /message: "((?:[^"\\]|\\.)*)"/.exec(result.error.message)?.[1] ?? result.error.message;
-        assert.fail(
-          `${workflowType} ${workflowId} (run ${result.runId}, ${events} events, ${file}) ` +
-            `does not replay (${result.error.name}): ${reason}`,
+      for (const type of ['paymentWorkflow', 'payoutBatchWorkflow']) {
+        assert.ok(
+          mine.some((r) => !closed(r) && r.workflowType === type),
+          `no ${type} still running`,
         );
       }
     });
   }
+
+  it('current: every scenario of each payment type, resolutions, late callbacks and untrusted input', () => {
+    const payments = recorded.filter((r) => r.set === CURRENT && r.workflowType === 'paymentWorkflow');
+    const named = (part: string) => payments.filter((r) => r.workflowId.includes(part));
+    for (const type of PAYMENT_TYPES) {
+      for (const digits of SCENARIO_DIGITS) {
+        const label = `.${type}.${digits}-${scenarioFor(digits)}`;
+        assert.ok(named(label).length > 0, `no ${type} payment of scenario ${digits} (${label})`);
+      }
+    }
+    const updates = (r: Recorded) => events(r).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const signals = (r: Recorded) => events(r).filter((e) => e.workflowExecutionSignaledEventAttributes);
+    assert.ok(
+      payments.filter((r) => updates(r).length > 0).length >= 6,
+      'operator resolutions (33 and 44 of each type)',
+    );
+    assert.ok(
+      named('late-callback').some((r) => signals(r).length === 1 && closed(r)),
+      'a callback after review, settled',
+    );
+    assert.ok(
+      named('late-window').some((r) => signals(r).length >= 2 && !closed(r)),
+      'callbacks after the outcome, still recording',
+    );
+    const untrusted = payments.filter((r) =>
+      events(r).some(
+        (e) =>
+          e.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type === FailureTypes.untrusted,
+      ),
+    );
+    assert.ok(
+      untrusted.some((r) => !events(r).some((e) => e.activityTaskScheduledEventAttributes)),
+      'a copied start refused before initiation',
+    );
+    assert.ok(
+      named('forged-callbacks').some((r) => signals(r).length >= 3),
+      'forged callbacks refused before the genuine one',
+    );
+  });
+
+  for (const r of recorded) {
+    it(`${r.workflowType} ${r.file}`, () => {
+      const failure = replayFailure(r, results.get(r.file));
+      if (failure) assert.fail(failure);
+    });
+  }
+});
+
+describe('a non-deterministic change fails the replay, naming the workflow and the event', () => {
+  let scratch: string;
+  let changedBundle: string;
+
+  before(async () => {
+    // The payment workflow with one timer before its initiation, bundled as the build does: an unpatched change.
+    scratch = mkdtempSync(join(tmpdir(), 'replay-changed-'));
+    const loader = join(scratch, 'add-timer-loader.js');
+    writeFileSync(
+      loader,
+      `module.exports = function (source) {
+  const changed = source.replace('await initiate(state,', 'await sleep(1); await initiate(state,');
+  if (changed === source) throw new Error('payment.ts no longer calls initiate(state, …)');
+  return changed;
+};\n`,
+    );
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../src/workflows'),
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: new DefaultLogger('WARN'),
+      webpackConfigHook: (config) => {
+        (config.module ??= {}).rules = [
+          ...(config.module.rules ?? []),
+          { test: /[\\/]src[\\/]workflows[\\/]payment\.ts$/, enforce: 'pre', use: [{ loader }] },
+        ];
+        return config;
+      },
+    });
+    changedBundle = join(scratch, 'workflow-bundle.js');
+    writeFileSync(changedBundle, code);
+  });
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('the payments of the corpus fail on it, each named with its file and the event that no longer matches', async (t) => {
+    const payments = recorded.filter((r) => r.set === CURRENT && r.workflowId.includes('.mobile_money_debit.'));
+    assert.ok(payments.length >= 10, 'the current mobile-money payments');
+    const results = await replayAll(changedBundle, payments);
+    for (const r of payments) {
+      const failure = replayFailure(r, results.get(r.file));
+      assert.ok(failure, `${r.file} replayed on the changed workflow`);
+      const id = r.workflowId.replace(/[.]/g, '\\.');
+      assert.match(
+        failure,
+        new RegExp(
+          `^paymentWorkflow ${id} \\(run [0-9a-f-]+, \\d+ events, ${CURRENT}/\\S+\\.json\\) ` +
+            `does not replay \\(DeterminismViolationError\\): .*HistoryEvent\\(id: \\d+, \\w+\\)`,
+        ),
+      );
+    }
+    const first = replayFailure(payments[0]!, results.get(payments[0]!.file));
+    t.diagnostic(`for example: ${first}`);
+  });
 });
