@@ -97,6 +97,13 @@ it('payments finish on the build that started them; batches and new payments mov
   assert.deepEqual(await versioning(batchId), { behavior: 'AUTO_UPGRADE', buildId: buildB });
   assert.deepEqual(await taskBuilds(batchId), [buildA, buildB]);
 
+  // The query docs/operating.md gives to follow a build's workflows finds the old payment and the items on A.
+  const onA = `TemporalWorkerDeploymentVersion="${deploymentName}:${buildA}" AND WorkflowType="paymentWorkflow"`;
+  await waitUntil(async () => ((await client.workflow.count(onA)).count === 3 ? true : undefined), {
+    timeoutMs: 15_000,
+    timedOut: async () => new Error(`${onA}: ${(await client.workflow.count(onA)).count} workflows, not 3`),
+  });
+
   // Rollback: A is current again; new payments go to A, while a payment B started finishes on B.
   const startedOnB = await createPayment('before-rollback');
   await setCurrent(buildA);
