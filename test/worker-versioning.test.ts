@@ -63,8 +63,13 @@ after(async () => {
 
 it('payments finish on the build that started them; batches and new payments move to the current build', async () => {
   assert.notEqual(buildA, buildB, 'a changed bundle gets a new build id');
+  // Before versioning: an unversioned worker starts a payment; then build A takes over the task queue.
+  const unversionedWorker = await startWorker(testEnvironment().bundlePath, false);
+  const unversioned = await createPayment('unversioned');
   await startWorker(testEnvironment().bundlePath);
   await setCurrent(buildA);
+  unversionedWorker.kill('SIGTERM');
+  await new Promise((r) => unversionedWorker.once('exit', r));
 
   const old = await createPayment('old');
   const batchReference = uniqueReference('versioning-batch');
@@ -80,8 +85,8 @@ it('payments finish on the build that started them; batches and new payments mov
   await setCurrent(buildB);
   const fresh = await createPayment('new');
 
-  for (const id of [old, ...items, fresh]) await deliverSuccess(id);
-  for (const id of [old, fresh]) await stack.waitForStatus(id, ['succeeded']);
+  for (const id of [unversioned, old, ...items, fresh]) await deliverSuccess(id);
+  for (const id of [unversioned, old, fresh]) await stack.waitForStatus(id, ['succeeded']);
   const done = await waitForBatch(stack, batchId, (b) => b.status === 'completed');
   assert.equal(done.items.succeeded.count, 2);
   for (const id of [old, ...items, fresh]) await client.workflow.getHandle(id).result();
@@ -93,6 +98,9 @@ it('payments finish on the build that started them; batches and new payments mov
   }
   assert.deepEqual(await versioning(fresh), { behavior: 'PINNED', buildId: buildB });
   assert.deepEqual(await taskBuilds(fresh), [buildB]);
+  // A payment started before versioning follows the current build: its callback ran on B.
+  assert.deepEqual(await versioning(unversioned), { behavior: 'AUTO_UPGRADE', buildId: buildB });
+  assert.deepEqual(await taskBuilds(unversioned), [buildB]);
   // Auto-upgrade: the batch started on A and its next task after the rollout ran on B.
   assert.deepEqual(await versioning(batchId), { behavior: 'AUTO_UPGRADE', buildId: buildB });
   assert.deepEqual(await taskBuilds(batchId), [buildA, buildB]);
@@ -121,14 +129,16 @@ it('payments finish on the build that started them; batches and new payments mov
   assert.deepEqual(await taskBuilds(startedOnB), [buildB]);
 });
 
-async function startWorker(bundlePath: string): Promise<void> {
+async function startWorker(bundlePath: string, versioned = true): Promise<ChildProcess> {
   const env = {
     WORKFLOW_BUNDLE_PATH: bundlePath,
-    WORKER_VERSIONING: 'on',
+    WORKER_VERSIONING: versioned ? 'on' : 'off',
     WORKER_DEPLOYMENT_NAME: deploymentName,
     WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
   };
-  workers.push(await startWorkerProcess({ ...stack.workerEnv, ...env }));
+  const worker = await startWorkerProcess({ ...stack.workerEnv, ...env });
+  workers.push(worker);
+  return worker;
 }
 
 /** `temporal worker deployment set-current-version`, retried until the build's worker has registered its version. */
