@@ -7,6 +7,7 @@ import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
+import { activeTracing, WORKFLOW_INTERCEPTORS, workflowSpanSinks } from '../telemetry/tracing';
 import { connectTemporal } from './connect';
 import type { TemporalEndpoint, TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
@@ -40,6 +41,7 @@ export interface PaymentWorker {
 export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
   const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
   const { namespace } = endpoint;
+  const tracing = activeTracing();
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
@@ -49,7 +51,12 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     acceptUnencrypted: options.acceptUnencrypted,
     onRefused: options.onRefused,
   });
-  const client = new Client({ connection, namespace, dataConverter });
+  const client = new Client({
+    connection,
+    namespace,
+    dataConverter,
+    interceptors: { workflow: tracing?.clientInterceptors ?? [] },
+  });
   const worker = await Worker.create({
     connection,
     namespace,
@@ -63,6 +70,12 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     dataConverter,
+    // The prebuilt bundle holds the workflow interceptors already (scripts/bundle-workflows.ts).
+    interceptors: {
+      activity: tracing?.activityInterceptors ?? [],
+      workflowModules: options.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS],
+    },
+    sinks: workflowSpanSinks(tracing),
     ...workflows,
   });
   return {
