@@ -68,10 +68,12 @@ it('one card payment settled by its callback is one trace, from the merchant req
     paymentId = created.body.id;
     await stack.waitForStatus(paymentId, ['succeeded']);
     await waitUntil(
-      async () =>
-        exporter
-          .getFinishedSpans()
-          .find((s) => s.name === 'RunWorkflow:paymentWorkflow' && s.attributes.temporalWorkflowId === paymentId),
+      () =>
+        Promise.resolve(
+          exporter
+            .getFinishedSpans()
+            .find((s) => s.name === 'RunWorkflow:paymentWorkflow' && s.attributes.temporalWorkflowId === paymentId),
+        ),
       { timeoutMs: 20_000, timedOut: () => new Error('the payment workflow did not complete') },
     );
   } finally {
