@@ -64,7 +64,11 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     activities: {
       ...createPaymentActivities({
         ...options.deps,
-        provider: withProviderMetrics(options.deps.provider, Runtime.instance().metricMeter),
+        // The labels the workflow's own metrics carry, so one dashboard filters both.
+        provider: withProviderMetrics(
+          options.deps.provider,
+          Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
+        ),
       }),
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
     },
