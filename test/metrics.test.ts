@@ -232,14 +232,15 @@ it('every metric either endpoint exports follows Prometheus conventions, in one 
   }
   // The same labels on both sides: the Temporal namespace and task queue.
   const { worker, server } = await scrapeBoth();
-  const namespaces = [
+  const labelled: [Sample[], string][] = [
     [worker, WorkerMetrics.paymentsStarted],
     [worker, `${WorkerMetrics.providerDuration}_count`],
     [server, ServerMetrics.callbacks],
     [server, ServerMetrics.inReview],
-  ].map(([samples, name]) => {
-    const sample = (samples as Sample[]).find((s) => s.name === name && s.labels.taskQueue === stack.taskQueue);
-    assert.ok(sample?.labels.namespace, `${String(name)} has no namespace and task queue labels`);
+  ];
+  const namespaces = labelled.map(([samples, name]) => {
+    const sample = samples.find((s) => s.name === name && s.labels.taskQueue === stack.taskQueue);
+    assert.ok(sample?.labels.namespace, `${name} has no namespace and task queue labels`);
     return sample.labels.namespace;
   });
   assert.equal(new Set(namespaces).size, 1, namespaces.join(', '));
