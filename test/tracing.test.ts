@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { hasSubscribers } from 'node:diagnostics_channel';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -8,6 +11,7 @@ import { personalValues } from '../src/domain/personal-data';
 import { callbackSignal } from '../src/workflows/definitions';
 import { waitUntil } from '../src/local/wait-until';
 import { activeTracing, startTracing, tracingRequested } from '../src/telemetry/tracing';
+import { runNode } from './support/process';
 import { paymentRequest } from './support/requests';
 import { startStack, TEST_CALLBACK_SECRET } from './support/stack';
 
@@ -52,6 +56,39 @@ it('without OTEL_EXPORTER_OTLP_ENDPOINT nothing is loaded or registered, and a s
   assert.equal(hasSubscribers('undici:request:create'), false, 'undici is instrumented');
   const loaded = Object.keys(require.cache).filter((file) => SDK_MODULES.some((m) => file.includes(`/${m}/`)));
   assert.deepEqual(loaded, []);
+});
+
+it('with OTEL_EXPORTER_OTLP_ENDPOINT set, a process exports its spans over OTLP/HTTP under its service name', async () => {
+  const received: { path: string; type: string; body: Buffer }[] = [];
+  const collector = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', type: req.headers['content-type'] ?? '', body: Buffer.concat(chunks) });
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = collector.address() as AddressInfo;
+    const script = `
+      const { startTracing } = require(${JSON.stringify(join(__dirname, '..', 'src', 'telemetry', 'tracing.ts'))});
+      startTracing({ serviceName: 'payments-worker' }).then(async (tracing) => {
+        require('@opentelemetry/api').trace.getTracer('probe').startSpan('probe-span').end();
+        await tracing.shutdown();
+      });`;
+    const { code, output } = await runNode(['--import', 'tsx', '-e', script], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+    });
+    assert.equal(code, 0, output);
+  } finally {
+    await new Promise((resolve) => collector.close(resolve));
+  }
+  assert.equal(received.length, 1);
+  const [exported] = received;
+  assert.equal(exported?.path, '/v1/traces');
+  assert.equal(exported.type, 'application/x-protobuf');
+  for (const text of ['payments-worker', 'probe-span']) assert.ok(exported.body.includes(text), text);
 });
 
 it('one card payment settled by its callback is one trace, from the merchant request to the callback', async () => {
