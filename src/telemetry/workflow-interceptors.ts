@@ -82,10 +82,11 @@ async function inRunSpan<T>(
   });
 }
 
+// Not async: an untraced workflow gets back the very promise the SDK's next step returns.
 class Inbound implements WorkflowInboundCallsInterceptor {
   constructor(private readonly state: TraceState) {}
 
-  async execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+  execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     if (!(TRACE_HEADER in input.headers)) return next(input);
     const { otel, interceptors } = load();
     // Built only now: the first one sets up the sandbox's tracer.
@@ -97,15 +98,12 @@ class Inbound implements WorkflowInboundCallsInterceptor {
     });
   }
 
-  async handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
+  handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
     if (!this.state.otel) return next(input);
     return inRunSpan(this.state.otel, this.state, `HandleSignal:${input.signalName}`, input.headers, () => next(input));
   }
 
-  async handleUpdate(
-    input: UpdateInput,
-    next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>,
-  ): Promise<unknown> {
+  handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
     if (!this.state.otel) return next(input);
     return inRunSpan(this.state.otel, this.state, `HandleUpdate:${input.name}`, input.headers, () => next(input));
   }
