@@ -39,6 +39,10 @@ it('without OTEL_EXPORTER_OTLP_ENDPOINT nothing is loaded or registered, and a s
     false,
   );
   assert.equal(await startTracing({ serviceName: 'payments-test', env: {} }), undefined);
+  await assert.rejects(
+    startTracing({ serviceName: 'payments-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' } }),
+    /^Error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/,
+  );
 
   const stack = await startStack();
   try {

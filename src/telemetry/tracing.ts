@@ -47,9 +47,27 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
 export async function startTracing(options: TracingOptions): Promise<Tracing | undefined> {
   if (active) return active;
   if (!options.exporter && !tracingRequested(options.env)) return undefined;
+  if (!options.exporter) checkEndpoints(options.env);
   const { createTracing } = await import('./sdk');
   active = createTracing(options.serviceName, options.exporter);
   return active;
+}
+
+/** Refuses an endpoint the exporter could not use, naming the variable (not its value: it may hold credentials). */
+function checkEndpoints(env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+    const value = env[name]?.trim();
+    if (!value) continue;
+    let protocol = '';
+    try {
+      protocol = new URL(value).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw new Error(`${name} must be an http(s) URL of an OTLP/HTTP endpoint, e.g. http://localhost:4318`);
+    }
+  }
 }
 
 /** The process's tracing, if started. */
