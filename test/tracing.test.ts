@@ -6,14 +6,18 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { parseConfig, providerConfig, workerSchema } from '../src/config';
 import { CALLBACK_PATH, CALLBACK_ROUTE, CallbackTokens } from '../src/crypto/callback-tokens';
 import { personalValues } from '../src/domain/personal-data';
 import { callbackSignal } from '../src/workflows/definitions';
 import { waitUntil } from '../src/local/wait-until';
+import { createProviderClient } from '../src/provider';
 import { activeTracing, startTracing, tracingRequested } from '../src/telemetry/tracing';
+import { createPaymentWorker } from '../src/temporal/worker';
+import { createRedisVault } from '../src/vault/redis-vault';
 import { runNode } from './support/process';
 import { paymentRequest } from './support/requests';
-import { startStack, TEST_CALLBACK_SECRET } from './support/stack';
+import { startStack, TEST_CALLBACK_SECRET, testEnvironment, workerDeps } from './support/stack';
 
 // Tracing end to end: the real server app, an in-process worker with the interceptors and the workflow bundle, and
 // the sandbox provider, exporting to memory. The order matters: the first test runs before anything is registered.
@@ -95,12 +99,26 @@ it('with OTEL_EXPORTER_OTLP_ENDPOINT set, a process exports its spans over OTLP/
   for (const text of ['payments-worker', 'probe-span']) assert.ok(exported.body.includes(text), text);
 });
 
-it('one card payment settled by its callback is one trace, from the merchant request to the callback', async () => {
+it('one card payment settled by its callback is one trace, from the merchant request to the callback, replays included', async () => {
   const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
   const exporter = new InMemorySpanExporter();
   await startTracing({ serviceName: 'payments-test', exporter });
   // A short late-callback window: the workflow completes, and its RunWorkflow span ends, soon after the callback.
-  const stack = await startStack({ env: { LATE_CALLBACK_WINDOW: '1s' } });
+  const stack = await startStack({ withoutWorker: true, env: { LATE_CALLBACK_WINDOW: '1s' } });
+  // A worker that caches no workflow: every workflow task replays the history first, as after a restart or an
+  // eviction, so the callback's span must find the run's span again by replaying.
+  const config = parseConfig(workerSchema, stack.workerEnv);
+  const provider = createProviderClient(providerConfig(config));
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const worker = await createPaymentWorker({
+    temporal: config,
+    taskQueue: stack.taskQueue,
+    keyring: config.ENCRYPTION_KEYS,
+    workflowBundlePath: testEnvironment().bundlePath,
+    maxCachedWorkflows: 0,
+    deps: workerDeps(config, provider, cardVault),
+  });
+  const running = worker.run();
   const request = paymentRequest('card_payment', '00');
   let paymentId: string;
   try {
@@ -119,6 +137,10 @@ it('one card payment settled by its callback is one trace, from the merchant req
     );
   } finally {
     await stack.close();
+    worker.worker.shutdown();
+    await running;
+    await provider.close();
+    await cardVault.close();
   }
   const spans = exporter.getFinishedSpans();
   const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
