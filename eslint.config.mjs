@@ -99,6 +99,28 @@ const LAYERS = [
     interfaces: true,
   },
   {
+    // Bundled into every workflow: it runs in the workflow sandbox, like workflows/.
+    files: ['src/telemetry/workflow-interceptors.ts'],
+    own: [
+      {
+        regex: '^(?!@temporalio/(workflow|interceptors-opentelemetry)$|@opentelemetry/api$)',
+        message:
+          'the workflow interceptors run in the workflow sandbox: only @temporalio/workflow, ' +
+          '@temporalio/interceptors-opentelemetry and @opentelemetry/api',
+      },
+    ],
+  },
+  {
+    files: ['src/telemetry/**/*.ts'],
+    ignores: ['src/telemetry/workflow-interceptors.ts'],
+    own: [
+      {
+        regex: '^\\.\\./(?!domain/|crypto/)',
+        message: 'telemetry/ builds on domain/ and crypto/ only; the layers it traces take it from there',
+      },
+    ],
+  },
+  {
     files: ['src/payments/**/*.ts', 'src/temporal/**/*.ts', 'src/activities/**/*.ts', 'src/metrics/**/*.ts'],
     own: [],
   },

@@ -52,11 +52,13 @@ async function bundle(out: string, inputsFile: string): Promise<void> {
   // Loaded only when bundling: webpack alone takes about a second to load.
   const { DefaultLogger, bundleWorkflowCode } = await import('@temporalio/worker');
   const { FAILURE_CONVERTER_PATH } = await import('../src/temporal/data-converter');
+  const { WORKFLOW_INTERCEPTORS } = await import('../src/telemetry/tracing');
   const started = Date.now();
   const read = { files: new Set<string>(), missing: new Set<string>() };
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
     failureConverterPath: FAILURE_CONVERTER_PATH,
+    workflowInterceptorModules: [WORKFLOW_INTERCEPTORS],
     logger: new DefaultLogger('WARN'),
     webpackConfigHook: (config) => {
       (config.plugins ??= []).push({

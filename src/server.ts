@@ -14,6 +14,7 @@ import { EncryptionCodec } from './temporal/codec';
 import { Payments } from './payments/payments';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
+import { activeTracing, startTracing } from './telemetry/tracing';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
 export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentTiming {
@@ -64,6 +65,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   });
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
+    labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
     countInReview: () => payments.countWithStatus('needs_review'),
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });
@@ -88,6 +90,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       corsOrigins: config.CODEC_CORS_ORIGINS,
     },
     publicBaseUrl: publicBaseUrl(config),
+    instrument: activeTracing()?.instrumentFastify,
   });
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
@@ -107,9 +110,15 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
 
 if (require.main === module) {
   const config = loadConfigOrExit(serverSchema, 'server');
-  startServer(config).then(
+  // Tracing first: the server's HTTP app and Temporal client pick it up when it is on.
+  const started = startTracing({ serviceName: 'payments-server' }).then(() => startServer(config));
+  started.then(
     (server) => {
-      const stop = () => void server.close().then(() => process.exit(0));
+      const stop = () =>
+        void server.close().then(async () => {
+          await activeTracing()?.shutdown();
+          process.exit(0);
+        });
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     },

@@ -7,10 +7,13 @@ import { securityOf } from './temporal/connection';
 import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';
 import { createRedisVault } from './vault/redis-vault';
+import { startTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(workerSchema, 'worker');
   const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_PRETTY);
+  // Before the worker is built: its interceptors and the provider calls pick tracing up when it is on.
+  const tracing = await startTracing({ serviceName: 'payments-worker' });
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
@@ -44,6 +47,7 @@ async function main(): Promise<void> {
   await paymentWorker.run();
   await provider.close();
   await cardVault.close();
+  await tracing?.shutdown();
 }
 
 if (require.main === module) {

@@ -5,7 +5,7 @@ import { after, before, it } from 'node:test';
 import { request } from 'undici';
 import type { PaymentResource } from '../src/domain/payment';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
-import { scrape, total } from './support/prometheus';
+import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
 import { paymentRequest } from './support/requests';
 import { OPERATOR_KEY, startStack } from './support/stack';
@@ -33,7 +33,6 @@ const scrapeBoth = async (): Promise<Scrapes> => ({
 /** The named readings of one scrape; worker metrics are limited to this stack's task queue. */
 function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation {
   const w = (name: string, labels: Record<string, string>) => total(s.worker, name, { taskQueue, ...labels });
-  const p = (name: string, labels: Record<string, string>) => total(s.worker, name, labels);
   const mm = 'mobile_money_debit';
   return {
     'started mobile money': w(WorkerMetrics.paymentsStarted, { payment_type: mm }),
@@ -45,14 +44,14 @@ function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation 
       status: 'succeeded',
     }),
     'reconciled to needs_review': w(WorkerMetrics.reconciliations, { payment_type: mm, outcome: 'needs_review' }),
-    'provider initiate ok': p(`${WorkerMetrics.providerLatency}_count`, { operation: 'initiate', outcome: 'ok' }),
-    'provider initiate rejected': p(`${WorkerMetrics.providerLatency}_count`, {
+    'provider initiate ok': w(`${WorkerMetrics.providerDuration}_count`, { operation: 'initiate', outcome: 'ok' }),
+    'provider initiate rejected': w(`${WorkerMetrics.providerDuration}_count`, {
       operation: 'initiate',
       outcome: 'definite_rejection',
     }),
-    'provider errors definite_rejection': p(WorkerMetrics.providerErrors, { classification: 'definite_rejection' }),
+    'provider errors definite_rejection': w(WorkerMetrics.providerErrors, { classification: 'definite_rejection' }),
     'provider status ok':
-      p(`${WorkerMetrics.providerLatency}_count`, { operation: 'status', outcome: 'ok' }) - statusChecks,
+      w(`${WorkerMetrics.providerDuration}_count`, { operation: 'status', outcome: 'ok' }) - statusChecks,
     'callbacks accepted': total(s.server, ServerMetrics.callbacks, { result: 'accepted', reason: 'accepted' }),
     'callbacks rejected bad_token': total(s.server, ServerMetrics.callbacks, {
       result: 'rejected',
@@ -157,13 +156,23 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
   );
 });
 
+interface Dashboard {
+  templating: { list: { name: string }[] };
+  panels: {
+    type: string;
+    title: string;
+    fieldConfig?: { defaults: { unit?: string }; overrides: { properties: { id: string }[] }[] };
+    targets?: { expr: string }[];
+  }[];
+}
+
+const dashboard = (): Dashboard =>
+  JSON.parse(readFileSync(join(__dirname, '..', 'ops', 'grafana', 'payments-dashboard.json'), 'utf8')) as Dashboard;
+
 it('the Grafana dashboard only queries metrics the endpoints export', async () => {
-  const dashboard = JSON.parse(
-    readFileSync(join(__dirname, '..', 'ops', 'grafana', 'payments-dashboard.json'), 'utf8'),
-  ) as {
-    panels: { targets?: { expr: string }[] }[];
-  };
-  const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((t) => t.expr);
+  const exprs = dashboard()
+    .panels.flatMap((panel) => panel.targets ?? [])
+    .map((t) => t.expr);
   assert.ok(exprs.length >= 10);
   const { worker, server } = await scrapeBoth();
   const exported = new Set([...worker, ...server].map((s) => s.name));
@@ -176,6 +185,65 @@ it('the Grafana dashboard only queries metrics the endpoints export', async () =
   }
   const missing = [...referenced].filter((name) => !exported.has(name));
   assert.deepEqual(missing, [], `referenced by the dashboard but not exported: ${missing.join(', ')}`);
+});
+
+it('the dashboard filters every query by job and namespace, and each panel has one unit', () => {
+  const { templating, panels } = dashboard();
+  assert.deepEqual(
+    templating.list.map((v) => v.name),
+    ['datasource', 'job', 'namespace'],
+  );
+  for (const panel of panels.filter((p) => p.type !== 'row')) {
+    const unit = panel.fieldConfig?.defaults.unit;
+    assert.ok(unit, `${panel.title}: no unit`);
+    const overridden = panel.fieldConfig?.overrides.flatMap((o) => o.properties).some((p) => p.id === 'unit');
+    assert.ok(!overridden, `${panel.title}: a second unit in an override`);
+    const exprs = (panel.targets ?? []).map((t) => t.expr);
+    assert.ok(exprs.length > 0, `${panel.title}: no query`);
+    for (const expr of exprs) {
+      for (const selector of expr.match(/\b[a-z_:][\w:]*\{[^}]*\}/g) ?? []) {
+        assert.ok(selector.includes('job=~"$job"') && selector.includes('namespace=~"$namespace"'), selector);
+      }
+    }
+    // A duration panel shows seconds, as the metrics are.
+    if (exprs.some((e) => e.includes('_seconds_bucket'))) assert.equal(unit, 's', panel.title);
+  }
+});
+
+it('every metric either endpoint exports follows Prometheus conventions, in one naming scheme', async () => {
+  const endpoints = { worker: stack.workerMetricsUrl ?? '', server: stack.metricsUrl };
+  const product = { worker: Object.values(WorkerMetrics), server: Object.values(ServerMetrics) };
+  for (const [process, url] of Object.entries(endpoints) as [keyof typeof endpoints, string][]) {
+    const types = await scrapeTypes(url);
+    assert.ok(types.size > 10, `${process}: ${types.size} metric families`);
+    for (const [name, type] of types) {
+      if (type === 'counter') assert.match(name, /_total$/, `${process}: counter ${name}`);
+      // prom-client's Node.js gauges (nodejs_active_handles_total…) keep their historical names.
+      else if (!name.startsWith('nodejs_')) assert.doesNotMatch(name, /_total$/, `${process}: ${type} ${name}`);
+      // Every histogram either process exports measures a duration: in seconds, with the unit in the name.
+      if (type === 'histogram') assert.match(name, /_seconds$/, `${process}: histogram ${name}`);
+      assert.doesNotMatch(name, /_(ms|milliseconds)$/, `${process}: ${name}`);
+    }
+    for (const name of product[process]) {
+      assert.match(name, /^payments_/);
+      const expected = name.endsWith('_total') ? 'counter' : name.endsWith('_seconds') ? 'histogram' : 'gauge';
+      assert.equal(types.get(name), expected, `${process} exports ${name} as a ${expected}`);
+    }
+  }
+  // The same labels on both sides: the Temporal namespace and task queue.
+  const { worker, server } = await scrapeBoth();
+  const labelled: [Sample[], string][] = [
+    [worker, WorkerMetrics.paymentsStarted],
+    [worker, `${WorkerMetrics.providerDuration}_count`],
+    [server, ServerMetrics.callbacks],
+    [server, ServerMetrics.inReview],
+  ];
+  const namespaces = labelled.map(([samples, name]) => {
+    const sample = samples.find((s) => s.name === name && s.labels.taskQueue === stack.taskQueue);
+    assert.ok(sample?.labels.namespace, `${name} has no namespace and task queue labels`);
+    return sample.labels.namespace;
+  });
+  assert.equal(new Set(namespaces).size, 1, namespaces.join(', '));
 });
 
 it('the metrics endpoint listens on loopback by default, even when the API listens on every interface', async () => {

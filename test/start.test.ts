@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { freePort } from '../src/local/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest, postCodec } from './support/requests';
+import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 
 // `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.
 
@@ -84,8 +85,8 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
   const metricsLine = /metrics\s+(\S+) \(server\), (\S+) \(worker\)/.exec(first.output());
   assert.ok(metricsLine?.[1] && metricsLine[2], first.output());
   for (const [url, name] of [
-    [metricsLine[1], 'payment_callbacks_total{result="accepted",reason="accepted"} 1'],
-    [metricsLine[2], 'payments_finished{'],
+    [metricsLine[1], `${ServerMetrics.callbacks}{result="accepted",reason="accepted"`],
+    [metricsLine[2], `${WorkerMetrics.paymentsFinished}{`],
   ] as const) {
     const scraped = await request(url);
     assert.equal(scraped.statusCode, 200);

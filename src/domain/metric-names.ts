@@ -1,18 +1,32 @@
-// Every product metric's name, shared by the code that emits it, the tests and the Grafana dashboard.
-// The worker's go through Temporal's Prometheus exporter beside the SDK's own (`temporal_…`), which keeps them
-// unprefixed and without a `_total` suffix.
+// Every product metric's name as Prometheus shows it, shared by the code that emits it, the tests, the docs and the
+// Grafana dashboard. One scheme across worker and server, Prometheus' conventions: the `payments_` prefix, counters
+// end in `_total`, durations are in seconds and end in `_seconds`. The SDK's own metrics (`temporal_…`) follow the
+// same conventions (src/temporal/runtime.ts).
 
 /** Emitted by the worker (payment workflow and provider calls), served on WORKER_METRICS_ADDRESS. */
 export const WorkerMetrics = {
-  paymentsStarted: 'payments_started',
-  paymentsFinished: 'payments_finished',
-  reconciliations: 'payment_reconciliations',
-  providerLatency: 'provider_request_latency',
-  providerErrors: 'provider_request_errors',
+  paymentsStarted: 'payments_started_total',
+  paymentsFinished: 'payments_finished_total',
+  reconciliations: 'payments_reconciliations_total',
+  providerDuration: 'payments_provider_request_duration_seconds',
+  providerErrors: 'payments_provider_request_errors_total',
 } as const;
 
 /** Emitted by the server, served on METRICS_PORT. */
 export const ServerMetrics = {
-  callbacks: 'payment_callbacks_total',
+  callbacks: 'payments_callbacks_total',
   inReview: 'payments_in_review',
 } as const;
+
+const TOTAL = '_total';
+const SECONDS = '_seconds';
+
+/** The name a worker counter is created with: Temporal's exporter appends `_total` itself (countersTotalSuffix). */
+export function sdkCounterName(exported: `${string}_total`): string {
+  return exported.slice(0, -TOTAL.length);
+}
+
+/** The name and unit a worker duration histogram is created with: the exporter appends the unit (unitSuffix). */
+export function sdkDurationHistogram(exported: `${string}_seconds`): { name: string; unit: string } {
+  return { name: exported.slice(0, -SECONDS.length), unit: SECONDS.slice(1) };
+}

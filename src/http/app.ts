@@ -13,7 +13,7 @@ import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import { registerCodecRoutes } from './codec-routes';
 import { personalFieldNames } from '../domain/personal-data';
-import { hideCallbackToken } from '../crypto/callback-tokens';
+import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
@@ -36,6 +36,8 @@ export interface AppDeps {
   codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
   /** Where the server is reached from outside (the Web UI's codec URLs start with it). */
   publicBaseUrl: string;
+  /** Request tracing (telemetry/tracing.ts), added before any route; absent when tracing is off. */
+  instrument?: (app: FastifyInstance) => void;
 }
 
 const BODY_LIMIT = 64 * 1024;
@@ -54,6 +56,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: BODY_LIMIT,
     ...requestLoggingOptions,
   });
+  deps.instrument?.(app);
   echoRequestId(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
@@ -86,7 +89,7 @@ export function loggerOptions(level: string, pretty: boolean): FastifyServerOpti
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({
         method: req.method,
-        url: hideCallbackToken(req.url).replace(/^(\/codec\/ui\/)[^/?]+/, '$1[token]'),
+        url: hideUrlTokens(req.url),
         id: req.id,
       }),
     },

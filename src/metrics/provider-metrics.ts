@@ -1,17 +1,22 @@
 import type { MetricMeter } from '@temporalio/common';
 import { ProviderError } from '../provider';
 import type { ProviderClient } from '../provider';
-import { WorkerMetrics } from '../domain/metric-names';
+import { sdkCounterName, sdkDurationHistogram, WorkerMetrics } from '../domain/metric-names';
 
-/** Wraps a provider client so every call records its latency, and every failure its classification. */
+/** Wraps a provider client so every call records its duration, and every failure its classification. */
 export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter): ProviderClient {
-  const latency = meter.createHistogram(
-    WorkerMetrics.providerLatency,
-    'int',
-    'ms',
+  const { name, unit } = sdkDurationHistogram(WorkerMetrics.providerDuration);
+  const duration = meter.createHistogram(
+    name,
+    'float',
+    unit,
     'provider calls by operation and outcome (ok or the failure classification), client retries included',
   );
-  const errors = meter.createCounter(WorkerMetrics.providerErrors, '', 'failed provider calls by classification');
+  const errors = meter.createCounter(
+    sdkCounterName(WorkerMetrics.providerErrors),
+    '',
+    'failed provider calls by classification',
+  );
   const measured = async <T>(operation: 'initiate' | 'status' | 'banks', call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     let outcome = 'ok';
@@ -22,7 +27,7 @@ export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter
       errors.add(1, { operation, classification: outcome });
       throw err;
     } finally {
-      latency.record(Math.round(performance.now() - started), { operation, outcome });
+      duration.record((performance.now() - started) / 1000, { operation, outcome });
     }
   };
   return {

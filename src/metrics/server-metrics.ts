@@ -24,11 +24,14 @@ export interface ServerMetricDeps {
   /** Payments in `needs_review` now; read from Temporal on every scrape, so it survives restarts of any process. */
   countInReview: () => Promise<number>;
   onError: (err: unknown) => void;
+  /** On every metric, as the worker's carry them: the Temporal namespace and task queue. */
+  labels?: { namespace: string; taskQueue: string };
 }
 
 /** The server's Prometheus registry: callbacks, payments in review, and Node's process metrics. */
-export function createServerMetrics({ countInReview, onError }: ServerMetricDeps): ServerMetricSet {
+export function createServerMetrics({ countInReview, onError, labels }: ServerMetricDeps): ServerMetricSet {
   const registry = new Registry();
+  if (labels) registry.setDefaultLabels(labels);
   collectDefaultMetrics({ register: registry });
   const callbacks = new Counter({
     name: ServerMetrics.callbacks,

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Keyring } from '../crypto/keyring';
+import { activeTracing } from '../telemetry/tracing';
 import { connectTemporal } from './connect';
 import type { TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
@@ -20,5 +21,6 @@ export async function connectClient(target: TemporalTarget): Promise<Client> {
     dataConverter: createDataConverter(target.ENCRYPTION_KEYS, {
       acceptUnencrypted: target.ACCEPT_UNENCRYPTED_PAYLOADS,
     }),
+    interceptors: { workflow: activeTracing()?.clientInterceptors ?? [] },
   });
 }

@@ -1,7 +1,7 @@
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { PinoTemporalLogger } from '../logging';
-import { WorkerMetrics } from '../domain/metric-names';
+import { sdkDurationHistogram, WorkerMetrics } from '../domain/metric-names';
 
 export interface WorkerRuntimeOptions {
   logger: Logger;
@@ -11,8 +11,8 @@ export interface WorkerRuntimeOptions {
 
 const CORE_LEVEL = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
-/** Milliseconds: a provider answers within a few hundred ms, and gives up after PROVIDER_TIMEOUT (20 s). */
-const PROVIDER_LATENCY_BUCKETS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 20000, 30000];
+/** Seconds: a provider answers within a few hundred ms, and gives up after PROVIDER_TIMEOUT (20 s). */
+const PROVIDER_DURATION_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 
 /**
  * Installs Temporal's Runtime for a worker process: its logs (Rust core included) go to the process logger, and
@@ -28,7 +28,12 @@ export function installWorkerRuntime({ logger, metricsAddress }: WorkerRuntimeOp
       metrics: {
         prometheus: {
           bindAddress: metricsAddress,
-          histogramBucketOverrides: { [WorkerMetrics.providerLatency]: PROVIDER_LATENCY_BUCKETS },
+          countersTotalSuffix: true,
+          unitSuffix: true,
+          useSecondsForDurations: true,
+          histogramBucketOverrides: {
+            [sdkDurationHistogram(WorkerMetrics.providerDuration).name]: PROVIDER_DURATION_BUCKETS,
+          },
         },
       },
     },

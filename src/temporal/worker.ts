@@ -8,6 +8,7 @@ import { batchItemsQuery } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
+import { activeTracing, WORKFLOW_INTERCEPTORS, workflowSpanSinks } from '../telemetry/tracing';
 import { connectTemporal } from './connect';
 import type { TemporalEndpoint, TemporalSettings } from './connection';
 import { createDataConverter } from './data-converter';
@@ -48,6 +49,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
   const version = options.versioning && deploymentVersion(options.versioning, options.workflowBundlePath);
   const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
   const { namespace } = endpoint;
+  const tracing = activeTracing();
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
@@ -57,7 +59,12 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     acceptUnencrypted: options.acceptUnencrypted,
     onRefused: options.onRefused,
   });
-  const client = new Client({ connection, namespace, dataConverter });
+  const client = new Client({
+    connection,
+    namespace,
+    dataConverter,
+    interceptors: { workflow: tracing?.clientInterceptors ?? [] },
+  });
   const worker = await Worker.create({
     connection,
     namespace,
@@ -65,13 +72,23 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     activities: {
       ...createPaymentActivities({
         ...options.deps,
-        provider: withProviderMetrics(options.deps.provider, Runtime.instance().metricMeter),
+        // The labels the workflow's own metrics carry, so one dashboard filters both.
+        provider: withProviderMetrics(
+          options.deps.provider,
+          Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
+        ),
       }),
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     dataConverter,
     ...(version ? { workerDeploymentOptions: versionedWorker(version) } : {}),
+    // The prebuilt bundle holds the workflow interceptors already (scripts/bundle-workflows.ts).
+    interceptors: {
+      activity: tracing?.activityInterceptors ?? [],
+      workflowModules: options.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS],
+    },
+    sinks: workflowSpanSinks(tracing),
     ...workflows,
   });
   return {

@@ -8,10 +8,23 @@ export interface Sample {
 
 /** Scrapes a Prometheus endpoint into its samples. */
 export async function scrape(url: string): Promise<Sample[]> {
+  return parseExposition(await scrapeText(url));
+}
+
+/** Scrapes a Prometheus endpoint into its metric families: name → type (`counter`, `gauge`, `histogram`…). */
+export async function scrapeTypes(url: string): Promise<Map<string, string>> {
+  const types = new Map<string, string>();
+  for (const [, name, type] of (await scrapeText(url)).matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    if (name && type) types.set(name, type);
+  }
+  return types;
+}
+
+async function scrapeText(url: string): Promise<string> {
   const response = await request(url);
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}: ${text}`);
-  return parseExposition(text);
+  return text;
 }
 
 /** Parses the Prometheus text format (the parts our endpoints use: no escaped quotes in label values). */
