@@ -1,4 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type {
   PaymentInput,
@@ -13,6 +18,7 @@ import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   SearchAttributes,
   callbackSignal,
+  initiationUpdate,
   paymentQuery,
   paymentSearchAttributes,
   resolveUpdate,
@@ -99,35 +105,78 @@ export class Payments {
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
     };
-    let created = true;
-    try {
-      await temporalCall(() =>
-        this.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
-          workflowId: paymentId,
-          taskQueue: this.options.taskQueue,
-          args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          memo: { fingerprint },
-          staticSummary: paymentSummary(request),
-          staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
-          typedSearchAttributes: paymentSearchAttributes(input),
-        }),
-      );
-    } catch (err) {
+    const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+      workflowId: paymentId,
+      taskQueue: this.options.taskQueue,
+      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      memo: { fingerprint },
+      staticSummary: paymentSummary(request),
+      staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
+      typedSearchAttributes: paymentSearchAttributes(input),
+    });
+    const deadline = Date.now() + creation.initiationWaitMs;
+    const discardCard = async () => {
       const token = cardToken(stored);
       // Unused card data goes now; should that fail, it expires on its own.
       if (token) await creation.cardVault.discard(token).catch(() => undefined);
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
-      if (existing.memo?.fingerprint !== fingerprint) {
-        throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
-      }
-      created = false;
-    }
-    return {
-      created,
-      payment: await this.awaitInitiation(paymentId, newPaymentResource(input), creation.initiationWaitMs),
     };
+    try {
+      // One round trip: the start, and a wait the workflow answers as soon as its initiation step is over.
+      const payment = await this.client.withDeadline(deadline, () =>
+        this.client.workflow.executeUpdateWithStart(initiationUpdate, { startWorkflowOperation: start }),
+      );
+      return { created: true, payment };
+    } catch (err) {
+      const fallback = newPaymentResource(input);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        await discardCard();
+        return {
+          created: false,
+          payment: await this.existing(paymentId, fingerprint, request.reference, fallback, deadline),
+        };
+      }
+      // The wait ran out, the workflow closed before answering, or Temporal failed: whether it started decides.
+      const payment = await this.afterWait(paymentId, fallback);
+      if (payment) return { created: true, payment };
+      await discardCard();
+      throw new AppError('unavailable', 'the payment could not be started right now; retry with the same reference');
+    }
+  }
+
+  /** The payment a reference already started, once its body matches (`409` otherwise), past its initiation step. */
+  private async existing(
+    paymentId: string,
+    fingerprint: string,
+    reference: string,
+    fallback: PaymentResource,
+    deadline: number,
+  ): Promise<PaymentResource> {
+    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
+    const existing = await temporalCall(() => handle.describe());
+    if (existing.memo?.fingerprint !== fingerprint) {
+      throw new AppError('conflict', `reference ${reference} was already used with a different request`);
+    }
+    if (existing.status.name !== 'RUNNING') return this.get(paymentId);
+    try {
+      return await this.client.withDeadline(deadline, () => handle.executeUpdate(initiationUpdate));
+    } catch {
+      return (await this.afterWait(paymentId, fallback)) ?? fallback;
+    }
+  }
+
+  /** The payment once the wait for its initiation failed: its latest state, or undefined when it never started. */
+  private async afterWait(paymentId: string, fallback: PaymentResource): Promise<PaymentResource | undefined> {
+    const description = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe()).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      },
+    );
+    if (!description) return undefined;
+    // Still running after the wait: its initiation step is not over (no worker has taken it yet, or it is slow).
+    return description.status.name === 'RUNNING' ? fallback : this.get(paymentId);
   }
 
   /** The payment resource, from the running workflow or the closed one's result. */
@@ -206,27 +255,6 @@ export class Payments {
       });
       return description ? 'closed' : 'unknown';
     }
-  }
-
-  private async awaitInitiation(
-    paymentId: string,
-    fallback: PaymentResource,
-    waitMs: number,
-  ): Promise<PaymentResource> {
-    const deadline = Date.now() + waitMs;
-    let latest = fallback;
-    while (Date.now() < deadline) {
-      try {
-        latest = await this.client.withDeadline(Math.min(deadline, Date.now() + 2000), () =>
-          this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId).query(paymentQuery),
-        );
-        if (latest.status !== 'initiating') return latest;
-      } catch {
-        // not queryable yet (first workflow task still running, or no worker); keep the last known state
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return latest;
   }
 }
 

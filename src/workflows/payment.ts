@@ -26,7 +26,14 @@ import type {
 } from '../domain/payment';
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
-import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import {
+  callbackSignal,
+  initiationUpdate,
+  itemSettledSignal,
+  paymentQuery,
+  resolveUpdate,
+  SearchAttributes,
+} from './definitions';
 import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
@@ -72,6 +79,11 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     }
   });
   setHandler(paymentQuery, () => state.resource);
+  // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
+  setHandler(initiationUpdate, async () => {
+    await condition(() => state.status !== 'initiating');
+    return state.resource;
+  });
   setHandler(callbackSignal, (callback) => {
     // A callback handled for the first time now must be signed; those in older histories replay as they ran.
     if (!patched(SIGNED_MESSAGES)) return state.callbackBeforeSigning(callback as ProviderCallback, workflowTime());
