@@ -12,6 +12,9 @@ import type { ProviderClient } from '../provider';
 import { attachCard } from '../vault/card-data';
 import type { CardVault } from '../vault/card-vault';
 
+/** Well within the initiation's heartbeat time-out (the SDK sends at most one per 80 % of it anyway). */
+const HEARTBEAT_INTERVAL_MS = 1000;
+
 export interface PaymentActivityDeps {
   provider: ProviderClient;
   /** Where card payments' card data waits, outside Temporal, for the initiation. */
@@ -57,10 +60,15 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
         );
       }
       let ack: ProviderAck;
+      // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
+      const context = Context.current();
+      const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
       try {
         ack = await provider.initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) });
       } catch (err) {
         throw initiationFailure(err);
+      } finally {
+        clearInterval(heartbeats);
       }
       // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
       if (providerState(ack.statusCode) === 'failed') {

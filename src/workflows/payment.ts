@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import { FailureTypes, isTerminal } from '../domain/payment';
+import { FailureTypes, INITIATION_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS, isTerminal } from '../domain/payment';
 import type {
   BatchItemOrder,
   Failure,
@@ -40,12 +40,17 @@ import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
 
-// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
-// which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
+// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
+// within seconds, which the workflow treats as an unknown outcome; retries of requests that never left happen inside
+// the client, whose own time-outs the worker checks against this bound (INITIATION_TIMEOUT_MS).
 const { initiatePayment } = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '2m',
+  startToCloseTimeout: INITIATION_TIMEOUT_MS,
+  heartbeatTimeout: INITIATION_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 });
+
+/** Patch: a payment the provider says it never received fails (`not_sent`) instead of waiting for an operator. */
+const SETTLE_NOT_SENT = 'settle-not-sent';
 
 // Status queries only read, so Temporal may retry them.
 const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
@@ -114,6 +119,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     await reconcile(state, input);
     reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
   }
+  if (state.neverReachedProvider && patched(SETTLE_NOT_SENT)) state.notSent(workflowTime());
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());
     await waitForOutcome(state, input, undefined, 'wait for an operator');
