@@ -63,6 +63,7 @@ export type PaymentEventType =
   | 'timed_out'
   | 'status_checked'
   | 'needs_review'
+  | 'cancel_requested'
   | 'resolved'
   | 'succeeded'
   | 'failed';

@@ -13,7 +13,7 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
-import { newPaymentResource } from '../domain/payment';
+import { isTerminal, newPaymentResource } from '../domain/payment';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   SearchAttributes,
@@ -28,7 +28,7 @@ import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
 import { AppError, temporalCall } from './errors';
 import { paymentFingerprint } from './fingerprint';
-import { executeUpdate, queryOrResult } from './workflow-calls';
+import { ENDED_WITHOUT_RESULT, endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import { readableHistory } from './history';
 import type { HistoryStep } from './history';
 import { cardToken, detachCard } from '../vault/card-data';
@@ -79,6 +79,8 @@ export interface ListFilter {
   reference?: string;
   createdBefore?: Date;
   createdAfter?: Date;
+  /** Only payments whose workflow ended (terminated, cancelled…) before they had an outcome. */
+  endedWithoutOutcome?: boolean;
   limit: number;
 }
 
@@ -181,7 +183,19 @@ export class Payments {
 
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
-    return queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+    const payment = await queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+    if (isTerminal(payment.status)) return payment;
+    // Terminated (or otherwise ended) before its outcome: nothing will settle it now, so an operator must.
+    const ended = await endedWithoutResult(this.client, paymentId);
+    if (!ended) return payment;
+    const message =
+      `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
+      'check it with the provider and tell the merchant';
+    return {
+      ...payment,
+      status: 'needs_review',
+      events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
+    };
   }
 
   /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
@@ -206,9 +220,8 @@ export class Payments {
     };
     eq(SearchAttributes.merchant.name, filter.merchantId);
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
-    if (statuses.length > 0) {
-      clauses.push(`${SearchAttributes.status.name} IN (${statuses.map((s) => JSON.stringify(s)).join(', ')})`);
-    }
+    if (statuses.length > 0) clauses.push(`(${statuses.map(statusClause).join(' OR ')})`);
+    if (filter.endedWithoutOutcome) clauses.push(endedWithoutOutcomeClause);
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
     if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
@@ -223,13 +236,15 @@ export class Payments {
     return summaries;
   }
 
-  /** How many running payments of this task queue have the status now (Temporal visibility: seconds behind). */
-  async countWithStatus(status: PaymentStatus): Promise<number> {
+  /**
+   * How many payments of this task queue wait for an operator: in review, or ended without an outcome (their workflow
+   * terminated or cancelled). From Temporal visibility, seconds behind.
+   */
+  async countInReview(): Promise<number> {
     const query = [
       `WorkflowType = '${PAYMENT_WORKFLOW}'`,
       `TaskQueue = ${JSON.stringify(this.options.taskQueue)}`,
-      `ExecutionStatus = 'Running'`,
-      `${SearchAttributes.status.name} = ${JSON.stringify(status)}`,
+      statusClause('needs_review'),
     ].join(' AND ');
     return (await temporalCall(() => this.client.workflow.count(query))).count;
   }
@@ -258,13 +273,29 @@ export class Payments {
   }
 }
 
+const OPEN_STATUSES: readonly PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review'];
+const quoted = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(', ');
+/** A payment whose workflow ended (terminated, cancelled…) while its status was still open: nothing settles it now. */
+const endedWithoutOutcomeClause = `ExecutionStatus IN (${quoted(Object.values(ENDED_WITHOUT_RESULT))}) AND ${SearchAttributes.status.name} IN (${quoted(OPEN_STATUSES)})`;
+
+/** Visibility clause for payments that show `status`: one that ended without an outcome shows `needs_review`. */
+function statusClause(status: PaymentStatus): string {
+  const recorded = `${SearchAttributes.status.name} = ${JSON.stringify(status)}`;
+  if (isTerminal(status)) return recorded;
+  if (status === 'needs_review')
+    return `((${recorded} AND ExecutionStatus = 'Running') OR (${endedWithoutOutcomeClause}))`;
+  return `(${recorded} AND ExecutionStatus = 'Running')`;
+}
+
 function summarize(info: WorkflowExecutionInfo): PaymentSummary {
   const sa = info.typedSearchAttributes;
+  const recorded = sa.get(SearchAttributes.status) ?? null;
+  const ended = info.status.name in ENDED_WITHOUT_RESULT;
   return {
     id: info.workflowId,
     type: sa.get(SearchAttributes.type) ?? null,
     reference: sa.get(SearchAttributes.reference) ?? null,
-    status: sa.get(SearchAttributes.status) ?? null,
+    status: ended && recorded !== 'succeeded' && recorded !== 'failed' ? 'needs_review' : recorded,
     amount: sa.get(SearchAttributes.amount) ?? null,
     created_at: info.startTime.toISOString(),
     closed_at: info.closeTime?.toISOString() ?? null,

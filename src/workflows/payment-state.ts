@@ -252,6 +252,27 @@ export class PaymentState {
     this.settle('failed', now, { code: 'not_sent', message });
   }
 
+  /**
+   * Someone asked Temporal to cancel the workflow (`temporal workflow cancel`, the Web UI). A payment is not undone
+   * by that: an initiation already running finishes, and what the provider has still settles.
+   */
+  cancelRequested(now: Date): void {
+    const message = this.terminal
+      ? 'the payment already has its outcome'
+      : this.status === 'initiating'
+        ? 'it fails unless its initiation has already started, which then finishes and settles as usual'
+        : 'the provider already has the payment: it still settles by callback, reconciliation or review';
+    this.record(now, { type: 'cancel_requested', message: `cancellation requested in Temporal; ${message}` });
+  }
+
+  /** The cancellation came before any worker started the initiation: nothing was sent, the payment fails. */
+  cancelledBeforeInitiation(now: Date): void {
+    this.settle('failed', now, {
+      code: 'cancelled',
+      message: 'cancelled in Temporal before its initiation started; nothing was sent to the provider',
+    });
+  }
+
   /** Reconciliation could not settle the payment: an operator has to. */
   needsReview(reason: string, now: Date): void {
     this.record(now, { type: 'needs_review', message: reason });

@@ -1,9 +1,11 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
+  isCancellation,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -48,6 +50,9 @@ const { initiatePayment } = proxyActivities<PaymentActivities>({
   heartbeatTimeout: INITIATION_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 });
+
+/** Patch: a cancellation request is recorded and the payment still settles, instead of the workflow ending. */
+export const HANDLE_CANCELLATION = 'handle-cancellation';
 
 /** Patch: a payment the provider says it never received fails (`not_sent`) instead of waiting for an operator. */
 const SETTLE_NOT_SENT = 'settle-not-sent';
@@ -111,7 +116,21 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     },
   );
 
-  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input);
+  // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation no worker has
+  // started yet is called off, and everything after the initiation runs on to the payment's settlement.
+  const handlesCancellation = patched(HANDLE_CANCELLATION);
+  if (handlesCancellation) {
+    void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
+  }
+  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input, handlesCancellation);
+  if (handlesCancellation) await CancellationScope.nonCancellable(() => settle(state, input, reports));
+  else await settle(state, input, reports);
+  return state.resource;
+}
+
+/** From the initiation's answer to the outcome, the late-callback window and the batch report. */
+async function settle(state: PaymentState, input: PaymentInput, reports: Promise<void>[]): Promise<void> {
+  const { paymentId, request } = input;
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
   const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
   if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
@@ -128,7 +147,6 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
   await Promise.all(reports);
   await condition(allHandlersFinished);
-  return state.resource;
 }
 
 /** The payment's input from its signed start message; anything else ends the workflow before it sends anything. */
@@ -190,7 +208,10 @@ async function confirm(state: PaymentState, input: PaymentInput, callback: Provi
 
 async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | Outcome): Promise<void> {
   try {
-    await getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status });
+    // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
+    );
   } catch {
     // The batch has closed (a resolution after it completed); the payment itself remains the record.
   }
@@ -207,11 +228,18 @@ function legacyOrder(input: PaymentInput): InitiationOrder {
 }
 
 /** `order` is what the activity checks before it sends anything: the signed start message. */
-async function initiate(state: PaymentState, order: InitiationOrder, input: PaymentInput): Promise<void> {
+async function initiate(
+  state: PaymentState,
+  order: InitiationOrder,
+  input: PaymentInput,
+  handlesCancellation: boolean,
+): Promise<void> {
   try {
     const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [order]);
     state.initiated(ack, workflowTime());
   } catch (err) {
+    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
+    if (handlesCancellation && isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
