@@ -5,6 +5,8 @@ import type { EncryptionKey } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
 import { OPERATOR_NAME } from './domain/operator';
 import type { ProviderConfig } from './provider';
+import { worstCaseCallMs } from './provider/retry';
+import { INITIATION_TIMEOUT_MS } from './domain/payment';
 import { ALLOW_PLAINTEXT_LOOPBACK, temporalSettingProblems } from './temporal/connection';
 
 const duration = (fallback: string) =>
@@ -202,7 +204,7 @@ const hostPort = z
   .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:9464')
   .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
 
-export const workerSchema = z.object({
+const workerSettings = z.object({
   ...temporalSettings,
   ...signing,
   ...callbacks,
@@ -223,6 +225,24 @@ export const workerSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 letters, digits, -, _ or .')
     .optional(),
+});
+
+export const workerSchema = workerSettings.superRefine((config, ctx) => {
+  // Temporal gives an initiation INITIATION_TIMEOUT_MS: a provider call allowed longer would be cut off unanswered.
+  const worst = worstCaseCallMs({
+    connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
+    requestTimeoutMs: config.PROVIDER_TIMEOUT,
+    safeRetries: config.PROVIDER_SAFE_RETRIES,
+  });
+  if (worst >= INITIATION_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROVIDER_TIMEOUT'],
+      message:
+        `with PROVIDER_CONNECT_TIMEOUT, PROVIDER_TIMEOUT and PROVIDER_SAFE_RETRIES an initiation may take ` +
+        `${Math.round(worst / 1000)} s, not under the ${INITIATION_TIMEOUT_MS / 1000} s it is given: lower them`,
+    });
+  }
 });
 
 export const serverSchema = z.object({

@@ -66,7 +66,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
     labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
-    countInReview: () => payments.countWithStatus('needs_review'),
+    countInReview: () => payments.countInReview(),
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });
   const readiness = new Readiness(client, {

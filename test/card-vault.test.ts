@@ -82,7 +82,7 @@ describe('card vault', () => {
     }
   });
 
-  it('Redis down at initiation: the activity fails at once with card_data_unavailable and sends nothing', async () => {
+  it('Redis down at initiation: the activity fails at once (initiation_unrecorded) and sends nothing', async () => {
     const redis = await startRedisServer(await freePort());
     servers.push(redis);
     const keyring = parseKeyring(TEST_ENCRYPTION_KEYS);
@@ -129,8 +129,8 @@ describe('card vault', () => {
     assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
     assert.equal(failure.nonRetryable, true);
     assert.deepEqual(failure.details?.[0], {
-      code: 'card_data_unavailable',
-      message: 'the card vault could not be read; nothing was sent to the provider',
+      code: 'initiation_unrecorded',
+      message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
     });
     assert.equal(sent, 0, 'nothing sent to the provider');
     assert.ok(elapsedMs <= 2000, `failed in ${elapsedMs} ms`);

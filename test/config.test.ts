@@ -149,6 +149,19 @@ describe('configuration', () => {
       /WORKER_METRICS_ADDRESS: the port must be at most 65535/,
     );
   });
+  it('refuses provider time-outs and retries that could outlast the time Temporal gives an initiation', () => {
+    assert.equal(parseConfig(workerSchema, worker).PROVIDER_TIMEOUT, 20_000, 'the defaults fit: 4 × 25 s + 15 s');
+    assert.throws(
+      () => parseConfig(workerSchema, { ...worker, PROVIDER_TIMEOUT: '40s' }),
+      /PROVIDER_TIMEOUT: with PROVIDER_CONNECT_TIMEOUT, PROVIDER_TIMEOUT and PROVIDER_SAFE_RETRIES an initiation may take 195 s, not under the 120 s/,
+    );
+    assert.equal(
+      parseConfig(workerSchema, { ...worker, PROVIDER_TIMEOUT: '40s', PROVIDER_SAFE_RETRIES: '1' })
+        .PROVIDER_SAFE_RETRIES,
+      1,
+    );
+  });
+
   it('reads ENCRYPTION_KEYS as a keyring (the first encrypts) and names a bad entry without echoing it', () => {
     const second = Buffer.alloc(32, 2).toString('base64');
     const config = parseConfig(workerSchema, { ...worker, ENCRYPTION_KEYS: `k2:${second},k1:${KEY_1}` });

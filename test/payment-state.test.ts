@@ -171,4 +171,38 @@ describe('payment state machine', () => {
     };
     assert.deepEqual(new PaymentState(input).resource.card, { last4: '5556' });
   });
+  it('fails as not_sent only when the provider never showed it knew the payment and two checks found nothing', () => {
+    const notFound = { state: 'not_found' as const, transactionId: null, statusCode: null, message: null };
+    const { state } = newState();
+    state.initiationUnknown('the worker stopped answering', now);
+    state.statusChecked(1, notFound, now);
+    assert.equal(state.neverReachedProvider, false, 'one check is not enough');
+    state.statusChecked(2, { error: 'timeout' }, now);
+    state.statusChecked(3, notFound, now);
+    assert.equal(state.neverReachedProvider, true);
+    state.notSent(now);
+    assert.equal(state.status, 'failed');
+    assert.equal(state.resource.failure?.code, 'not_sent');
+    assert.match(state.resource.failure?.message ?? '', /after 2 status checks: the request never reached it/);
+
+    const called = newState().state;
+    called.initiationUnknown('the worker stopped answering', now);
+    called.callback(callback('succeeded'), now);
+    called.statusChecked(1, notFound, now);
+    called.statusChecked(2, notFound, now);
+    assert.equal(called.neverReachedProvider, false, 'a callback means the provider had it');
+
+    const found = newState().state;
+    found.initiationUnknown('the worker stopped answering', now);
+    found.statusChecked(1, { ...notFound, state: 'pending', statusCode: '2' }, now);
+    found.statusChecked(2, notFound, now);
+    found.statusChecked(3, notFound, now);
+    assert.equal(found.neverReachedProvider, false, 'a status it once found means it had it');
+
+    const acknowledged = newState().state;
+    acknowledged.initiated(ack, now);
+    acknowledged.statusChecked(1, notFound, now);
+    acknowledged.statusChecked(2, notFound, now);
+    assert.equal(acknowledged.neverReachedProvider, false, 'an acknowledgement means it had it');
+  });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../src/local/free-port';
+import { waitUntil } from '../src/local/wait-until';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest, postCodec } from './support/requests';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
@@ -19,7 +20,7 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a restart keeps every payment', async () => {
+it('npm start runs everything, prints URLs and keys, restarts crashed children, stops on Ctrl-C, and a restart keeps every payment', async () => {
   const ports = { PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort() };
   const env = {
     DATA_DIR: dataDir,
@@ -92,6 +93,26 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
     assert.equal(scraped.statusCode, 200);
     assert.ok((await scraped.body.text()).includes(name), `${url} shows ${name}`);
   }
+  // A crashed child is restarted with backoff, and the system keeps taking payments.
+  for (const name of ['worker', 'server', 'sandbox']) {
+    const pids = () => [...first.output().matchAll(new RegExp(`${name} started \\(pid (\\d+)\\)`, 'g'))];
+    const pid = Number(pids().at(-1)?.[1]);
+    assert.ok(pid > 0, first.output());
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(() => Promise.resolve(pids().length === 2 ? true : undefined), {
+      timeoutMs: 20_000,
+      timedOut: () => new Error(`${name} was not restarted:\n${first.output()}`),
+    });
+    assert.match(first.output(), new RegExp(`${name} exited unexpectedly \\(signal SIGKILL\\); restarting in 1 s`));
+  }
+  const afterCrashes = await waitUntil(
+    async () => {
+      const answer = await api('POST', '/v1/payments', paymentRequest('bank_credit', '00')).catch(() => undefined);
+      return answer?.status === 201 ? answer : undefined;
+    },
+    { timeoutMs: 30_000, timedOut: (err) => new Error(`no payment after the restarts: ${String(err)}`) },
+  );
+  await waitFor(afterCrashes.body.id, 'succeeded');
   // Scenario 33 never calls back: this payment is still waiting when the system stops.
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');

@@ -12,6 +12,9 @@ import type { ProviderClient } from '../provider';
 import { attachCard } from '../vault/card-data';
 import type { CardVault } from '../vault/card-vault';
 
+/** Well within the initiation's heartbeat time-out (the SDK sends at most one per 80 % of it anyway). */
+const HEARTBEAT_INTERVAL_MS = 1000;
+
 export interface PaymentActivityDeps {
   provider: ProviderClient;
   /** Where card payments' card data waits, outside Temporal, for the initiation. */
@@ -48,6 +51,7 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
      */
     async initiatePayment(order: InitiationOrder): Promise<ProviderAck> {
       const { paymentId, request: stored } = trustedOrder(order, signingKeys);
+      await claimInitiation(cardVault, paymentId);
       const request = await attachCard(stored, cardVault).catch(() => {
         throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
       });
@@ -57,10 +61,15 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
         );
       }
       let ack: ProviderAck;
+      // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
+      const context = Context.current();
+      const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
       try {
         ack = await provider.initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) });
       } catch (err) {
         throw initiationFailure(err);
+      } finally {
+        clearInterval(heartbeats);
       }
       // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
       if (providerState(ack.statusCode) === 'failed') {
@@ -108,6 +117,35 @@ function trustedOrder(order: InitiationOrder, keys: Keyring): { paymentId: strin
     nonRetryable: true,
     details: [failure],
   });
+}
+
+/**
+ * Claims the payment's one initiation. An earlier claim means an earlier run of this workflow (a Reset) may have sent
+ * it: not sent again, the outcome is unknown and reconciliation settles it. No claim at all: nothing was sent.
+ */
+async function claimInitiation(cardVault: CardVault, paymentId: string): Promise<void> {
+  let claimed: boolean;
+  try {
+    claimed = await cardVault.claimInitiation(paymentId);
+  } catch {
+    const failure: Failure = {
+      code: 'initiation_unrecorded',
+      message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
+    };
+    throw ApplicationFailure.create({
+      type: FailureTypes.rejected,
+      message: failure.message,
+      nonRetryable: true,
+      details: [failure],
+    });
+  }
+  if (!claimed) {
+    throw ApplicationFailure.create({
+      type: FailureTypes.unknown,
+      message: 'an earlier run of this payment (a Reset?) already initiated it: not sent again',
+      nonRetryable: true,
+    });
+  }
 }
 
 /** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */

@@ -4,7 +4,8 @@ import type { BankCreditRequest } from './requests';
 
 // Plain types (no zod): the workflow bundle imports this module.
 
-export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled';
+/** `needs_review`: its workflow ended (terminated…) before it finished; its started items run on as payments. */
+export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled' | 'needs_review';
 export type BatchAction = 'pause' | 'resume' | 'cancel';
 export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const satisfies readonly BatchAction[];
 
@@ -81,5 +82,5 @@ export interface BatchProgress {
 
 /** True once the batch will start nothing more and has nothing in flight. */
 export function isBatchClosed(status: BatchStatus): boolean {
-  return status === 'completed' || status === 'cancelled';
+  return status === 'completed' || status === 'cancelled' || status === 'needs_review';
 }

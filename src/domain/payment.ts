@@ -63,6 +63,7 @@ export type PaymentEventType =
   | 'timed_out'
   | 'status_checked'
   | 'needs_review'
+  | 'cancel_requested'
   | 'resolved'
   | 'succeeded'
   | 'failed';
@@ -144,6 +145,11 @@ export interface ResolveInput {
 }
 
 /** ApplicationFailure types that carry the provider client's classification across the activity boundary. */
+/** The longest an initiation may take, provider retries included (the worker refuses provider time-outs beyond it). */
+export const INITIATION_TIMEOUT_MS = 120_000;
+/** How soon a worker that died mid-initiation is noticed: the activity heartbeats well within it. */
+export const INITIATION_HEARTBEAT_TIMEOUT_MS = 10_000;
+
 export const FailureTypes = {
   /** A message or input that the server did not sign for this workflow: refused before anything is sent. */
   untrusted: 'UntrustedInput',

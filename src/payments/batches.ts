@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
+import { isBatchClosed } from '../domain/batch';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentTiming } from '../domain/payment';
@@ -16,7 +17,7 @@ import {
 } from '../domain/ids';
 import { AppError, temporalCall } from './errors';
 import { requestFingerprint } from './fingerprint';
-import { executeUpdate, queryOrResult } from './workflow-calls';
+import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 
@@ -118,7 +119,10 @@ export class Batches {
 
   /** The batch's progress, from the running workflow or the closed one's result. */
   async get(batchId: string): Promise<BatchProgress> {
-    return queryOrResult(this.client, batchId, batchProgressQuery, QUERY_TIMEOUT_MS);
+    const progress = await queryOrResult(this.client, batchId, batchProgressQuery, QUERY_TIMEOUT_MS);
+    if (isBatchClosed(progress.status)) return progress;
+    // Terminated (or otherwise ended) before it finished: its counts stop here, though started items run on.
+    return (await endedWithoutResult(this.client, batchId)) ? { ...progress, status: 'needs_review' } : progress;
   }
 
   /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */

@@ -1,4 +1,4 @@
-import { isGrpcServiceError } from '@temporalio/client';
+import { isGrpcServiceError, NamespaceNotFoundError } from '@temporalio/client';
 
 /** A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal. */
 export class AppError extends Error {
@@ -10,11 +10,13 @@ export class AppError extends Error {
   }
 }
 
-/** Turns Temporal's connection failures into `unavailable`; anything else passes through. */
+/** Turns Temporal's connection failures and a missing namespace into `unavailable`; anything else passes through. */
 export function translateTemporalError(err: unknown): unknown {
   if (isGrpcServiceError(err) || (err instanceof Error && err.name === 'ServiceError')) {
     return new AppError('unavailable', 'Temporal is unreachable right now');
   }
+  // A namespace that is not (yet) there is a deployment fault, not the caller's: they may retry later.
+  if (err instanceof NamespaceNotFoundError) return new AppError('unavailable', 'the Temporal namespace is not there');
   return err;
 }
 

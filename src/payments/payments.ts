@@ -1,4 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type {
   PaymentInput,
@@ -8,11 +13,12 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
-import { newPaymentResource } from '../domain/payment';
+import { isTerminal, newPaymentResource } from '../domain/payment';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   SearchAttributes,
   callbackSignal,
+  initiationUpdate,
   paymentQuery,
   paymentSearchAttributes,
   resolveUpdate,
@@ -22,7 +28,7 @@ import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
 import { AppError, temporalCall } from './errors';
 import { paymentFingerprint } from './fingerprint';
-import { executeUpdate, queryOrResult } from './workflow-calls';
+import { ENDED_WITHOUT_RESULT, endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import { readableHistory } from './history';
 import type { HistoryStep } from './history';
 import { cardToken, detachCard } from '../vault/card-data';
@@ -73,6 +79,8 @@ export interface ListFilter {
   reference?: string;
   createdBefore?: Date;
   createdAfter?: Date;
+  /** Only payments whose workflow ended (terminated, cancelled…) before they had an outcome. */
+  endedWithoutOutcome?: boolean;
   limit: number;
 }
 
@@ -99,40 +107,95 @@ export class Payments {
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
     };
-    let created = true;
-    try {
-      await temporalCall(() =>
-        this.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
-          workflowId: paymentId,
-          taskQueue: this.options.taskQueue,
-          args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          memo: { fingerprint },
-          staticSummary: paymentSummary(request),
-          staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
-          typedSearchAttributes: paymentSearchAttributes(input),
-        }),
-      );
-    } catch (err) {
+    const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+      workflowId: paymentId,
+      taskQueue: this.options.taskQueue,
+      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      memo: { fingerprint },
+      staticSummary: paymentSummary(request),
+      staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
+      typedSearchAttributes: paymentSearchAttributes(input),
+    });
+    const deadline = Date.now() + creation.initiationWaitMs;
+    const discardCard = async () => {
       const token = cardToken(stored);
       // Unused card data goes now; should that fail, it expires on its own.
       if (token) await creation.cardVault.discard(token).catch(() => undefined);
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      const existing = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe());
-      if (existing.memo?.fingerprint !== fingerprint) {
-        throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
-      }
-      created = false;
-    }
-    return {
-      created,
-      payment: await this.awaitInitiation(paymentId, newPaymentResource(input), creation.initiationWaitMs),
     };
+    try {
+      // One round trip: the start, and a wait the workflow answers as soon as its initiation step is over.
+      const payment = await this.client.withDeadline(deadline, () =>
+        this.client.workflow.executeUpdateWithStart(initiationUpdate, { startWorkflowOperation: start }),
+      );
+      return { created: true, payment };
+    } catch (err) {
+      const fallback = newPaymentResource(input);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        await discardCard();
+        return {
+          created: false,
+          payment: await this.existing(paymentId, fingerprint, request.reference, fallback, deadline),
+        };
+      }
+      // The wait ran out, the workflow closed before answering, or Temporal failed: whether it started decides.
+      const payment = await this.afterWait(paymentId, fallback);
+      if (payment) return { created: true, payment };
+      await discardCard();
+      throw new AppError('unavailable', 'the payment could not be started right now; retry with the same reference');
+    }
+  }
+
+  /** The payment a reference already started, once its body matches (`409` otherwise), past its initiation step. */
+  private async existing(
+    paymentId: string,
+    fingerprint: string,
+    reference: string,
+    fallback: PaymentResource,
+    deadline: number,
+  ): Promise<PaymentResource> {
+    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
+    const existing = await temporalCall(() => handle.describe());
+    if (existing.memo?.fingerprint !== fingerprint) {
+      throw new AppError('conflict', `reference ${reference} was already used with a different request`);
+    }
+    if (existing.status.name !== 'RUNNING') return this.get(paymentId);
+    try {
+      return await this.client.withDeadline(deadline, () => handle.executeUpdate(initiationUpdate));
+    } catch {
+      return (await this.afterWait(paymentId, fallback)) ?? fallback;
+    }
+  }
+
+  /** The payment once the wait for its initiation failed: its latest state, or undefined when it never started. */
+  private async afterWait(paymentId: string, fallback: PaymentResource): Promise<PaymentResource | undefined> {
+    const description = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe()).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      },
+    );
+    if (!description) return undefined;
+    // Still running after the wait: its initiation step is not over (no worker has taken it yet, or it is slow).
+    return description.status.name === 'RUNNING' ? fallback : this.get(paymentId);
   }
 
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
-    return queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+    const payment = await queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+    if (isTerminal(payment.status)) return payment;
+    // Terminated (or otherwise ended) before its outcome: nothing will settle it now, so an operator must.
+    const ended = await endedWithoutResult(this.client, paymentId);
+    if (!ended) return payment;
+    const message =
+      `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
+      'check it with the provider and tell the merchant';
+    return {
+      ...payment,
+      status: 'needs_review',
+      events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
+    };
   }
 
   /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
@@ -157,9 +220,8 @@ export class Payments {
     };
     eq(SearchAttributes.merchant.name, filter.merchantId);
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
-    if (statuses.length > 0) {
-      clauses.push(`${SearchAttributes.status.name} IN (${statuses.map((s) => JSON.stringify(s)).join(', ')})`);
-    }
+    if (statuses.length > 0) clauses.push(`(${statuses.map(statusClause).join(' OR ')})`);
+    if (filter.endedWithoutOutcome) clauses.push(endedWithoutOutcomeClause);
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
     if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
@@ -174,13 +236,15 @@ export class Payments {
     return summaries;
   }
 
-  /** How many running payments of this task queue have the status now (Temporal visibility: seconds behind). */
-  async countWithStatus(status: PaymentStatus): Promise<number> {
+  /**
+   * How many payments of this task queue wait for an operator: in review, or ended without an outcome (their workflow
+   * terminated or cancelled). From Temporal visibility, seconds behind.
+   */
+  async countInReview(): Promise<number> {
     const query = [
       `WorkflowType = '${PAYMENT_WORKFLOW}'`,
       `TaskQueue = ${JSON.stringify(this.options.taskQueue)}`,
-      `ExecutionStatus = 'Running'`,
-      `${SearchAttributes.status.name} = ${JSON.stringify(status)}`,
+      statusClause('needs_review'),
     ].join(' AND ');
     return (await temporalCall(() => this.client.workflow.count(query))).count;
   }
@@ -207,36 +271,31 @@ export class Payments {
       return description ? 'closed' : 'unknown';
     }
   }
+}
 
-  private async awaitInitiation(
-    paymentId: string,
-    fallback: PaymentResource,
-    waitMs: number,
-  ): Promise<PaymentResource> {
-    const deadline = Date.now() + waitMs;
-    let latest = fallback;
-    while (Date.now() < deadline) {
-      try {
-        latest = await this.client.withDeadline(Math.min(deadline, Date.now() + 2000), () =>
-          this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId).query(paymentQuery),
-        );
-        if (latest.status !== 'initiating') return latest;
-      } catch {
-        // not queryable yet (first workflow task still running, or no worker); keep the last known state
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return latest;
-  }
+const OPEN_STATUSES: readonly PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review'];
+const quoted = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(', ');
+/** A payment whose workflow ended (terminated, cancelled…) while its status was still open: nothing settles it now. */
+const endedWithoutOutcomeClause = `ExecutionStatus IN (${quoted(Object.values(ENDED_WITHOUT_RESULT))}) AND ${SearchAttributes.status.name} IN (${quoted(OPEN_STATUSES)})`;
+
+/** Visibility clause for payments that show `status`: one that ended without an outcome shows `needs_review`. */
+function statusClause(status: PaymentStatus): string {
+  const recorded = `${SearchAttributes.status.name} = ${JSON.stringify(status)}`;
+  if (isTerminal(status)) return recorded;
+  if (status === 'needs_review')
+    return `((${recorded} AND ExecutionStatus = 'Running') OR (${endedWithoutOutcomeClause}))`;
+  return `(${recorded} AND ExecutionStatus = 'Running')`;
 }
 
 function summarize(info: WorkflowExecutionInfo): PaymentSummary {
   const sa = info.typedSearchAttributes;
+  const recorded = sa.get(SearchAttributes.status) ?? null;
+  const ended = info.status.name in ENDED_WITHOUT_RESULT;
   return {
     id: info.workflowId,
     type: sa.get(SearchAttributes.type) ?? null,
     reference: sa.get(SearchAttributes.reference) ?? null,
-    status: sa.get(SearchAttributes.status) ?? null,
+    status: ended && recorded !== 'succeeded' && recorded !== 'failed' ? 'needs_review' : recorded,
     amount: sa.get(SearchAttributes.amount) ?? null,
     created_at: info.startTime.toISOString(),
     closed_at: info.closeTime?.toISOString() ?? null,

@@ -34,6 +34,25 @@ export async function queryOrResult<T>(
   }
 }
 
+/** Statuses of a workflow that ended without returning, as the client names them: as visibility queries name them. */
+export const ENDED_WITHOUT_RESULT: Readonly<Record<string, string>> = {
+  TERMINATED: 'Terminated',
+  CANCELLED: 'Canceled',
+  TIMED_OUT: 'TimedOut',
+  FAILED: 'Failed',
+};
+
+/** How a closed workflow ended without a result (`terminated`, …) and when; undefined while it runs or once it completed. */
+export async function endedWithoutResult(
+  client: Client,
+  workflowId: string,
+): Promise<{ how: string; at: string } | undefined> {
+  const description = await temporalCall(() => client.workflow.getHandle(workflowId).describe());
+  const status = description.status.name;
+  if (!(status in ENDED_WITHOUT_RESULT)) return undefined;
+  return { how: status.toLowerCase().replace('_', ' '), at: (description.closeTime ?? new Date()).toISOString() };
+}
+
 /** How long an Update is re-sent while the workflow cannot take it, e.g. while its worker restarts. */
 const UPDATE_RETRY_BUDGET_MS = 30_000;
 

@@ -7,7 +7,7 @@ import type { PaymentRequest } from '../domain/requests';
 import { classifyError, classifyResponse, describeBody, ProviderError } from './errors';
 import { createRedactor, type Redactor } from './redact';
 import { personalValues } from '../domain/personal-data';
-import { parseRetryAfter, retryDelay } from './retry';
+import { MAX_RETRY_DELAY_MS, parseRetryAfter, retryDelay } from './retry';
 import { fillTemplate, readStatusAnswer, type StatusQuery } from './status';
 import { parseJson } from './text';
 import { encodeInitiation, join, parseAck, type WireRequest } from './wire';
@@ -57,7 +57,6 @@ export interface ProviderClientOptions {
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
-
 interface Answer {
   status: number;
   text: string;
@@ -93,7 +92,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
     });
   const sleep = options.sleep ?? ((ms: number) => wait(ms));
   const backoffMs = options.backoffMs ?? 250;
-  const maxRetryDelayMs = options.maxRetryDelayMs ?? 5000;
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? MAX_RETRY_DELAY_MS;
   const statusUrl = template(config.statusUrl);
   const statusByReferenceUrl = template(config.statusByReferenceUrl);
   const banksUrl = template(config.banksUrl) ?? join(config.baseUrl, '/api/banks');

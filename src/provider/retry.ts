@@ -12,3 +12,16 @@ export function retryDelay(retry: number, backoffMs: number, capMs: number, retr
   const backoff = backoffMs * 2 ** (retry - 1);
   return Math.min(capMs, Math.max(backoff, retryAfterMs ?? 0));
 }
+
+/** The cap on any retry delay, Retry-After included, unless the client is told otherwise. */
+export const MAX_RETRY_DELAY_MS = 5000;
+
+/** The longest one provider call may take: every safe retry, each waited out to its time-outs and longest delay. */
+export function worstCaseCallMs(config: {
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  safeRetries: number;
+}): number {
+  const attempts = config.safeRetries + 1;
+  return attempts * (config.connectTimeoutMs + config.requestTimeoutMs) + config.safeRetries * MAX_RETRY_DELAY_MS;
+}

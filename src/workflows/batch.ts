@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ApplicationFailure,
+  CancellationScope,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   allHandlersFinished,
@@ -34,7 +35,7 @@ import {
   releaseItemsSignal,
 } from './definitions';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
-import { paymentWorkflow } from './payment';
+import { HANDLE_CANCELLATION, paymentWorkflow } from './payment';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart } from './trust';
 import { versioned } from './versioning';
@@ -84,6 +85,24 @@ export async function payoutBatchWorkflow(
   );
   publish(state);
 
+  // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
+  if (patched(HANDLE_CANCELLATION)) {
+    void CancellationScope.current().cancelRequested.catch(() => {
+      if (state.refusal('cancel')) return;
+      state.apply('cancel');
+      publish(state);
+    });
+    return await CancellationScope.nonCancellable(() => runItems(message, input, state));
+  }
+  return await runItems(message, input, state);
+}
+
+/** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
+async function runItems(
+  message: Signed<BatchInput> | BatchInput,
+  input: BatchInput,
+  state: BatchState,
+): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {

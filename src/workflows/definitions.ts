@@ -11,6 +11,8 @@ import type { Signed } from '../domain/signed';
 export const callbackSignal = defineSignal<[Signed<ProviderCallback> | ProviderCallback]>('providerCallback');
 export const paymentQuery = defineQuery<PaymentResource>('payment');
 export const resolveUpdate = defineUpdate<PaymentResource, [Signed<ResolveInput> | ResolveInput]>('resolve');
+/** Answers once the initiation step is over (Update-with-Start: `POST /v1/payments` in one round trip). */
+export const initiationUpdate = defineUpdate<PaymentResource>('initiation');
 
 export const SearchAttributes = {
   status: defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD),

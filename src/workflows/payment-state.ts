@@ -41,6 +41,10 @@ export class PaymentState {
   private readonly unconfirmed: ProviderCallback[] = [];
   /** Each distinct repeatable event recorded, by what makes it distinct. */
   private readonly repeated = new Map<string, PaymentEvent>();
+  /** Whether the provider ever showed it knows the payment: an acknowledgement, a callback, a status it found. */
+  private providerKnowsIt = false;
+  /** Status checks the provider answered with "no such transaction". */
+  private notFoundChecks = 0;
 
   constructor(
     input: PaymentInput,
@@ -59,6 +63,7 @@ export class PaymentState {
 
   /** The provider acknowledged the initiation: the payment now waits for its callback. */
   initiated(ack: ProviderAck, now: Date): void {
+    this.providerKnowsIt = true;
     const provider = this.resource.provider;
     provider.transaction_id ??= ack.transactionId;
     provider.status_code = ack.statusCode;
@@ -90,6 +95,7 @@ export class PaymentState {
    * one; a success without an amount, or one that cannot be matched yet, waits for the status query to confirm it.
    */
   callback(callback: ProviderCallback, now: Date): void {
+    this.providerKnowsIt = true;
     const details = { status_code: callback.statusCode ?? undefined, message: callback.message ?? undefined };
     if (callback.state === 'unknown') {
       this.record(now, { type: 'callback_unrecognized', ...details });
@@ -216,6 +222,8 @@ export class PaymentState {
       this.record(now, { type: 'status_checked', outcome: 'error', message: `check ${attempt}: ${check.error}` });
       return;
     }
+    if (check.state === 'not_found') this.notFoundChecks++;
+    else this.providerKnowsIt = true;
     this.resource.provider.transaction_id ??= check.transactionId;
     this.record(now, {
       type: 'status_checked',
@@ -226,6 +234,43 @@ export class PaymentState {
     if (check.state === 'succeeded' || check.state === 'failed') {
       this.settle(check.state, now, { code: 'provider_declined', message: check.message ?? 'failed at the provider' });
     }
+  }
+
+  /**
+   * Whether the provider says the request never reached it: the initiation's outcome was unknown, nothing ever came
+   * back for it (no acknowledgement, no callback), and at least two status checks by reference found no transaction.
+   */
+  get neverReachedProvider(): boolean {
+    return !this.terminal && !this.providerKnowsIt && this.notFoundChecks >= 2;
+  }
+
+  /** Settles a payment the provider never received: failed, nothing was taken, the merchant may try again. */
+  notSent(now: Date): void {
+    const message =
+      `the provider has no transaction for this payment after ${this.notFoundChecks} status checks: ` +
+      'the request never reached it and nothing was taken';
+    this.settle('failed', now, { code: 'not_sent', message });
+  }
+
+  /**
+   * Someone asked Temporal to cancel the workflow (`temporal workflow cancel`, the Web UI). A payment is not undone
+   * by that: an initiation already running finishes, and what the provider has still settles.
+   */
+  cancelRequested(now: Date): void {
+    const message = this.terminal
+      ? 'the payment already has its outcome'
+      : this.status === 'initiating'
+        ? 'it fails unless its initiation has already started, which then finishes and settles as usual'
+        : 'the provider already has the payment: it still settles by callback, reconciliation or review';
+    this.record(now, { type: 'cancel_requested', message: `cancellation requested in Temporal; ${message}` });
+  }
+
+  /** The cancellation came before any worker started the initiation: nothing was sent, the payment fails. */
+  cancelledBeforeInitiation(now: Date): void {
+    this.settle('failed', now, {
+      code: 'cancelled',
+      message: 'cancelled in Temporal before its initiation started; nothing was sent to the provider',
+    });
   }
 
   /** Reconciliation could not settle the payment: an operator has to. */

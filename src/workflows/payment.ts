@@ -1,9 +1,11 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
+  isCancellation,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -15,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import { FailureTypes, isTerminal } from '../domain/payment';
+import { FailureTypes, INITIATION_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS, isTerminal } from '../domain/payment';
 import type {
   BatchItemOrder,
   Failure,
@@ -27,7 +29,14 @@ import type {
 } from '../domain/payment';
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
-import { callbackSignal, itemSettledSignal, paymentQuery, resolveUpdate, SearchAttributes } from './definitions';
+import {
+  callbackSignal,
+  initiationUpdate,
+  itemSettledSignal,
+  paymentQuery,
+  resolveUpdate,
+  SearchAttributes,
+} from './definitions';
 import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
@@ -35,12 +44,20 @@ import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
 import { versioned } from './versioning';
 
-// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
-// which the workflow treats as an unknown outcome; retries of requests that never left happen inside the client.
+// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
+// within seconds, which the workflow treats as an unknown outcome; retries of requests that never left happen inside
+// the client, whose own time-outs the worker checks against this bound (INITIATION_TIMEOUT_MS).
 const { initiatePayment } = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '2m',
+  startToCloseTimeout: INITIATION_TIMEOUT_MS,
+  heartbeatTimeout: INITIATION_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 });
+
+/** Patch: a cancellation request is recorded and the payment still settles, instead of the workflow ending. */
+export const HANDLE_CANCELLATION = 'handle-cancellation';
+
+/** Patch: a payment the provider says it never received fails (`not_sent`) instead of waiting for an operator. */
+const SETTLE_NOT_SENT = 'settle-not-sent';
 
 // Status queries only read, so Temporal may retry them.
 const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
@@ -74,6 +91,11 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     }
   });
   setHandler(paymentQuery, () => state.resource);
+  // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
+  setHandler(initiationUpdate, async () => {
+    await condition(() => state.status !== 'initiating');
+    return state.resource;
+  });
   setHandler(callbackSignal, (callback) => {
     // A callback handled for the first time now must be signed; those in older histories replay as they ran.
     if (!patched(SIGNED_MESSAGES)) return state.callbackBeforeSigning(callback as ProviderCallback, workflowTime());
@@ -96,7 +118,21 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     },
   );
 
-  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input);
+  // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation no worker has
+  // started yet is called off, and everything after the initiation runs on to the payment's settlement.
+  const handlesCancellation = patched(HANDLE_CANCELLATION);
+  if (handlesCancellation) {
+    void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
+  }
+  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input, handlesCancellation);
+  if (handlesCancellation) await CancellationScope.nonCancellable(() => settle(state, input, reports));
+  else await settle(state, input, reports);
+  return state.resource;
+}
+
+/** From the initiation's answer to the outcome, the late-callback window and the batch report. */
+async function settle(state: PaymentState, input: PaymentInput, reports: Promise<void>[]): Promise<void> {
+  const { paymentId, request } = input;
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
   const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
   if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
@@ -104,6 +140,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     await reconcile(state, input);
     reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
   }
+  if (state.neverReachedProvider && patched(SETTLE_NOT_SENT)) state.notSent(workflowTime());
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());
     await waitForOutcome(state, input, undefined, 'wait for an operator');
@@ -112,7 +149,6 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
   await Promise.all(reports);
   await condition(allHandlersFinished);
-  return state.resource;
 }
 
 // Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).
@@ -177,7 +213,10 @@ async function confirm(state: PaymentState, input: PaymentInput, callback: Provi
 
 async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | Outcome): Promise<void> {
   try {
-    await getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status });
+    // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
+    );
   } catch {
     // The batch has closed (a resolution after it completed); the payment itself remains the record.
   }
@@ -194,11 +233,18 @@ function legacyOrder(input: PaymentInput): InitiationOrder {
 }
 
 /** `order` is what the activity checks before it sends anything: the signed start message. */
-async function initiate(state: PaymentState, order: InitiationOrder, input: PaymentInput): Promise<void> {
+async function initiate(
+  state: PaymentState,
+  order: InitiationOrder,
+  input: PaymentInput,
+  handlesCancellation: boolean,
+): Promise<void> {
   try {
     const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [order]);
     state.initiated(ack, workflowTime());
   } catch (err) {
+    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
+    if (handlesCancellation && isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;

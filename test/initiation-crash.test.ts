@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { after, before, it } from 'node:test';
+import type { PaymentResource } from '../src/domain/payment';
+import { freePort } from '../src/local/free-port';
+import { startWorkerProcess } from '../src/local/worker-process';
+import { waitUntil } from '../src/local/wait-until';
+import { paymentRequest } from './support/requests';
+import { startStack } from './support/stack';
+import type { Stack } from './support/stack';
+
+// A worker killed in the middle of an initiation: the payment leaves `initiating` within seconds (the activity's
+// heartbeat stops), and what the provider never received fails on its own (`not_sent`) while what it did receive
+// settles as the provider says, with one upstream transaction.
+
+let stack: Stack;
+const workers: ChildProcess[] = [];
+let blackHole: Server;
+const held: Socket[] = [];
+let requestsHeld = 0;
+
+before(async () => {
+  stack = await startStack({ withoutWorker: true });
+  // Takes the request and never answers: the request never reaches the provider.
+  blackHole = createServer((socket) => {
+    held.push(socket);
+    socket.once('data', () => requestsHeld++);
+  });
+  await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+});
+after(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  for (const socket of held) socket.destroy();
+  blackHole.close();
+  await stack?.close();
+});
+
+async function killed(worker: ChildProcess): Promise<number> {
+  worker.kill('SIGKILL');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  return Date.now();
+}
+
+function eventTime(payment: PaymentResource, type: string): number {
+  const event = payment.events.find((e) => e.type === type);
+  assert.ok(event, `${payment.id} has a ${type} event: ${JSON.stringify(payment.events)}`);
+  return Date.parse(event.at);
+}
+
+it('a worker killed mid-initiation is noticed in seconds; "never sent" fails by itself, "sent" settles', async () => {
+  const address = blackHole.address();
+  assert.ok(address && typeof address === 'object');
+  const hole = `http://127.0.0.1:${address.port}`;
+  const lost = await startWorkerProcess({ ...stack.workerEnv, PROVIDER_BASE_URL: hole, PROVIDER_TIMEOUT: '20s' });
+  workers.push(lost);
+  // A bank credit carries a reference the provider can be asked about (status by reference): it can say "never had it".
+  const neverSent = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
+  assert.equal(neverSent.status, 201);
+  await waitUntil(() => Promise.resolve(requestsHeld === 1 ? true : undefined), {
+    timeoutMs: 15_000,
+    timedOut: () => new Error('the initiation never reached the black hole'),
+  });
+  const firstKill = await killed(lost);
+
+  // Scenario 55: the provider creates the transaction and calls back, but answers the initiation only after 8 s.
+  const slow = await startWorkerProcess({
+    ...stack.workerEnv,
+    PROVIDER_TIMEOUT: '20s',
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+  });
+  workers.push(slow);
+  const sent = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '55'));
+  assert.equal(sent.status, 201);
+  await waitUntil(async () => ((await stack.upstreamRequests(sent.body.id)).length === 1 ? true : undefined), {
+    timeoutMs: 15_000,
+    timedOut: () => new Error('the initiation never reached the sandbox'),
+  });
+  const secondKill = await killed(slow);
+
+  workers.push(
+    await startWorkerProcess({ ...stack.workerEnv, WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }),
+  );
+  const [failed, succeeded] = await Promise.all([
+    stack.waitForStatus(neverSent.body.id, ['failed', 'succeeded', 'needs_review'], 60_000),
+    stack.waitForStatus(sent.body.id, ['failed', 'succeeded', 'needs_review'], 60_000),
+  ]);
+
+  const noticed = [
+    eventTime(failed, 'initiation_unknown') - firstKill,
+    eventTime(succeeded, 'initiation_unknown') - secondKill,
+  ];
+  process.stdout.write(`# crash noticed after ${noticed.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(' and ')}\n`);
+  for (const ms of noticed) assert.ok(ms < 15_000, `noticed ${ms} ms after the kill (heartbeat time-out 10 s)`);
+
+  assert.equal(failed.status, 'failed', JSON.stringify(failed.events));
+  assert.equal(failed.failure?.code, 'not_sent');
+  assert.equal((await stack.upstreamTransactions(neverSent.body.id)).length, 0, 'the provider never had it');
+  assert.ok(!failed.events.some((e) => e.type === 'needs_review'), 'no operator needed');
+
+  assert.equal(succeeded.status, 'succeeded', JSON.stringify(succeeded.events));
+  assert.equal((await stack.upstreamTransactions(sent.body.id)).length, 1, 'one upstream transaction');
+});

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { parseKeyring } from '../src/crypto/keyring';
+import { connectClient } from '../src/temporal/client';
+import type { BatchProgress } from '../src/domain/batch';
+import type { PaymentResource } from '../src/domain/payment';
+import { waitUntil } from '../src/local/wait-until';
+import { batchBody, waitForBatch } from './support/batches';
+import { opsJsonUntil } from './support/ops';
+import { scrape, total } from './support/prometheus';
+import { paymentRequest, uniqueReference } from './support/requests';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
+import type { Stack } from './support/stack';
+
+// What an operator can do to a workflow in the Web UI or with `temporal workflow …`, tried on waiting payments and
+// batches: Request Cancellation loses nothing, Terminate leaves a payment in review (never `pending`), and a Reset
+// never sends a payment twice.
+
+let temporal: Client;
+const stacks: Stack[] = [];
+before(async () => {
+  // The operator's view: the same client the CLI uses (it decodes the encrypted memo and payloads).
+  temporal = await connectClient({
+    TEMPORAL_ADDRESS: testEnvironment().address,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+  });
+});
+after(async () => {
+  for (const stack of stacks) await stack.close();
+  await temporal?.connection.close();
+});
+
+/** The events of a workflow's history, as Temporal stores them. */
+async function historyEvents(workflowId: string) {
+  const { history } = await temporal.workflowService.getWorkflowExecutionHistory({
+    namespace: 'default',
+    execution: { workflowId },
+  });
+  return history?.events ?? [];
+}
+
+/** The event types of a history, for failure messages. */
+async function eventTypes(workflowId: string): Promise<string> {
+  return (await historyEvents(workflowId)).map((e) => e.eventType).join(', ');
+}
+
+async function stackWith(options: Parameters<typeof startStack>[0]): Promise<Stack> {
+  const stack = await startStack(options);
+  stacks.push(stack);
+  return stack;
+}
+
+async function created(stack: Stack, body: unknown): Promise<PaymentResource> {
+  const response = await stack.api('POST', '/v1/payments', body);
+  assert.equal(response.status, 201, JSON.stringify(response.body));
+  return response.body;
+}
+
+describe('a payment waiting for its callback', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await stackWith({ sandbox: { callbackDelayMs: 3000 }, env: { CALLBACK_TIMEOUT_MOBILE_MONEY: '20s' } });
+  });
+
+  it('Request Cancellation: recorded, and the payment still settles by its callback; the workflow completes', async () => {
+    const payment = await created(stack, paymentRequest('mobile_money_debit', '00'));
+    await stack.waitForStatus(payment.id, ['pending']);
+    await temporal.workflow.getHandle(payment.id).cancel();
+    const settled = await stack.waitForStatus(payment.id, ['succeeded', 'failed', 'needs_review'], 30_000);
+    assert.equal(settled.status, 'succeeded', JSON.stringify(settled.events));
+    assert.ok(
+      settled.events.some((e) => e.type === 'cancel_requested'),
+      JSON.stringify(settled.events),
+    );
+    const description = await waitUntil(
+      async () => {
+        const d = await temporal.workflow.getHandle(payment.id).describe();
+        return d.status.name === 'RUNNING' ? undefined : d;
+      },
+      {
+        timeoutMs: 20_000,
+        timedOut: async () => new Error(`the workflow did not close: ${await eventTypes(payment.id)}`),
+      },
+    );
+    assert.equal(description.status.name, 'COMPLETED', 'not CANCELLED: the cancellation did not end it');
+  });
+
+  it('Terminate: the payment shows needs_review in the API, `ops stuck` and the review gauge', async () => {
+    // Scenario 33: the provider never calls back.
+    const payment = await created(stack, paymentRequest('mobile_money_debit', '33'));
+    await stack.waitForStatus(payment.id, ['pending']);
+    await temporal.workflow.getHandle(payment.id).terminate('tried by an operator');
+    const shown = await stack.api('GET', `/v1/payments/${payment.id}`);
+    assert.equal(shown.body.status, 'needs_review');
+    assert.match(shown.body.events.at(-1)?.message ?? '', /terminated before the payment had an outcome/);
+
+    const stuck = await opsJsonUntil<{ id: string; status: string }[]>(['stuck'], (rows) =>
+      rows.some((row) => row.id === payment.id),
+    );
+    assert.equal(stuck.find((row) => row.id === payment.id)?.status, 'needs_review');
+    // Visibility catches up with the termination within moments.
+    await waitUntil(
+      async () => {
+        const listed = await stack.api<{ data: { id: string; status: string }[] }>(
+          'GET',
+          '/v1/payments?status=needs_review',
+        );
+        return listed.body.data.some((row) => row.id === payment.id && row.status === 'needs_review') || undefined;
+      },
+      { timeoutMs: 15_000, timedOut: () => new Error('not listed as needs_review') },
+    );
+    const pendingOnes = await stack.api<{ data: { id: string }[] }>('GET', '/v1/payments?status=pending');
+    assert.ok(!pendingOnes.body.data.some((row) => row.id === payment.id), 'never listed as pending');
+    const gauge = total(await scrape(stack.metricsUrl), 'payments_in_review');
+    assert.ok(gauge >= 1, `the review gauge counts it (${gauge})`);
+  });
+
+  it('Reset to before the initiation: the new run does not send the payment again', async () => {
+    const payment = await created(stack, paymentRequest('mobile_money_debit', '33'));
+    await stack.waitForStatus(payment.id, ['pending']);
+    const handle = temporal.workflow.getHandle(payment.id);
+    const firstTask = (await historyEvents(payment.id)).find((e) => e.workflowTaskCompletedEventAttributes);
+    assert.ok(firstTask?.eventId);
+    const { runId } = await handle.describe();
+    await temporal.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: payment.id, runId },
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: randomUUID(),
+      reason: 'tried by an operator',
+    });
+    const after = await waitUntil(
+      async () => {
+        const shown = (await stack.api('GET', `/v1/payments/${payment.id}`)).body;
+        return shown.events.some((e) => e.type === 'initiation_unknown') ? shown : undefined;
+      },
+      { timeoutMs: 20_000, timedOut: () => new Error('the reset run did not reach its initiation') },
+    );
+    assert.match(after.events.find((e) => e.type === 'initiation_unknown')?.message ?? '', /not sent again/);
+    assert.equal((await stack.upstreamRequests(payment.id)).length, 1, 'one initiation request upstream');
+  });
+});
+
+describe('a payment whose initiation no worker has started', () => {
+  it('Request Cancellation fails it cleanly: nothing sent, failure `cancelled`', async () => {
+    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '200ms' } });
+    const payment = await created(idle, paymentRequest('bank_credit', '00'));
+    assert.equal(payment.status, 'initiating');
+    await temporal.workflow.getHandle(payment.id).cancel();
+    // A worker on the same task queue now takes the workflow, cancellation and all.
+    const working = await stackWith({ taskQueue: idle.taskQueue });
+    const settled = await working.waitForStatus(payment.id, ['failed', 'succeeded', 'needs_review'], 30_000);
+    assert.equal(settled.status, 'failed');
+    assert.equal(settled.failure?.code, 'cancelled');
+    assert.equal((await idle.upstreamRequests(payment.id)).length, 0, 'nothing reached the provider');
+    assert.equal((await working.upstreamRequests(payment.id)).length, 0, 'nothing reached the provider');
+  });
+});
+
+describe('a payout batch', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await stackWith({ sandbox: { callbackDelayMs: 1500 }, env: { BATCH_CONCURRENCY: '1' } });
+  });
+
+  async function startedBatch(count: number): Promise<BatchProgress> {
+    const body = batchBody(uniqueReference('ops-batch'), count);
+    const response = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(response.status, 201, JSON.stringify(response.body));
+    return waitForBatch(stack, response.body.id, (b) => b.items.in_flight.count > 0);
+  }
+
+  it('Request Cancellation is the batch’s own cancel: started items finish, the rest never start', async () => {
+    const batch = await startedBatch(6);
+    await temporal.workflow.getHandle(batch.id).cancel();
+    const done = await waitForBatch(stack, batch.id, (b) => b.status === 'cancelled', 60_000);
+    const { succeeded, failed, needs_review, not_started, in_flight } = done.items;
+    assert.equal(in_flight.count, 0);
+    assert.ok(not_started.count >= 1, 'the items not yet started never start');
+    assert.equal(succeeded.count + failed.count + needs_review.count + not_started.count, 6, 'the counts add up');
+    assert.equal((await temporal.workflow.getHandle(batch.id).describe()).status.name, 'COMPLETED');
+  });
+
+  it('Terminate: the batch shows needs_review, never running', async () => {
+    const batch = await startedBatch(4);
+    await temporal.workflow.getHandle(batch.id).terminate('tried by an operator');
+    const shown = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`, undefined, OPERATOR_KEY);
+    assert.equal(shown.body.status, 'needs_review');
+  });
+});
