@@ -118,8 +118,8 @@ describe('the OpenAPI document', () => {
       }
       for (const [status, answer] of Object.entries(spec.answers)) {
         if (answer.example === undefined || !answer.schema) continue;
-        const response = (operation.responses as Record<string, Json>)[status];
-        const content = (response?.content as Record<string, Json> | undefined)?.['application/json'];
+        const response: Json | undefined = (operation.responses as Record<string, Json>)[status];
+        const content: Json | undefined = (response?.content as Record<string, Json> | undefined)?.['application/json'];
         assert.deepEqual(content?.example, answer.example);
         const validate = compileDocumented(content?.schema);
         assert.ok(validate(answer.example), `${spec.operationId} ${status}: ${JSON.stringify(validate.errors)}`);
