@@ -208,26 +208,33 @@ export class PaymentsClient {
     const signals = [stop.signal, ...(options.signal ? [options.signal] : [])];
     let interval = options.pollIntervalMs ?? 1000;
     let pushed: PaymentResource | undefined;
+    // Set by a notification that came while a read was in flight: the next sleep is skipped.
+    let poked = false;
     let wake: (() => void) | undefined;
     const waiter: Waiter = (payment) => {
       if (payment && until.includes(payment.status)) pushed = payment;
+      poked = true;
       wake?.();
     };
     const set = this.waiters.get(id) ?? new Set<Waiter>();
     this.waiters.set(id, set.add(waiter));
     try {
       for (;;) {
+        poked = false;
         const payment = pushed ?? (await this.getPayment(id, { signal: AbortSignal.any(signals) }));
         if (until.includes(payment.status)) return payment;
+        if (pushed) return pushed;
         const left = deadline - Date.now();
         if (left <= 0) {
           throw new PaymentsTimeoutError(`payment ${id} is still ${payment.status} after ${timeoutMs} ms`);
         }
         // Sleeps until the interval is up, or a notification about this payment arrives.
-        await new Promise<void>((resolve, reject) => {
-          wake = resolve;
-          sleep(Math.min(interval, left), AbortSignal.any(signals)).then(resolve, reject);
-        });
+        if (!poked) {
+          await new Promise<void>((resolve, reject) => {
+            wake = resolve;
+            sleep(Math.min(interval, left), AbortSignal.any(signals)).then(resolve, reject);
+          });
+        }
         wake = undefined;
         interval = Math.min(interval * 1.5, options.maxPollIntervalMs ?? 15_000);
       }

@@ -180,7 +180,7 @@ export class Payments {
       const whole = total <= filter.limit + 2 || upperMs - spanMs < EARLIEST_MS;
       const window = whole ? [] : [`StartTime >= ${JSON.stringify(lower)}`];
       if (!whole && (await this.count(query(window))) < wanted + 1) continue;
-      kept = (await this.listAll(query(window))).filter((p) => !cursor || before(cursor, p)).sort(newestFirst);
+      kept = (await this.listAll(query(window))).filter((p) => !cursor || comesAfter(cursor, p)).sort(newestFirst);
       if (kept.length >= wanted || whole) break;
     }
     return { data: kept.slice(0, filter.limit).map((p) => p.summary), hasMore: kept.length > filter.limit };
@@ -303,8 +303,8 @@ function newestFirst(a: Cursor, b: Cursor): number {
 }
 
 /** True when `p` comes after the cursor in the list order. */
-function before(cursor: Cursor, p: Cursor): boolean {
-  return newestFirst(cursor, p) > 0;
+function comesAfter(cursor: Cursor, p: Cursor): boolean {
+  return newestFirst(cursor, p) < 0;
 }
 
 /** The value when it is one of `values`, else null (a search attribute set by an older or newer version). */
