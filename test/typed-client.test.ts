@@ -85,8 +85,8 @@ describe('the typed client against the running stack', () => {
     });
   }
 
-  it('answers a card payment with the 3-D Secure redirect, card data only as last4', () => {
-    const card = created.get('card_payment/00');
+  it('shows a card payment with the 3-D Secure redirect, card data only as last4', () => {
+    const card = settled.get('card_payment/00');
     assert.equal(card?.next_action?.type, 'redirect');
     assert.equal(card?.card?.last4, '1111');
   });
