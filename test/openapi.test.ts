@@ -12,6 +12,7 @@ import { ApiKeys } from '../src/http/auth';
 import { AppError } from '../src/payments/errors';
 import type { Payments } from '../src/payments/payments';
 import type { Readiness } from '../src/payments/readiness';
+import { launchChromium } from './support/browser';
 import { apiDocument, assertDocumented, compileDocumented } from './support/openapi';
 import { MERCHANT_KEY, OPERATOR_KEY } from './support/stack';
 
@@ -159,6 +160,32 @@ describe('the OpenAPI document', () => {
     assert.match(init.body, /validatorUrl: null/, 'no call to an online validator');
     const missing = await app.inject({ method: 'GET', url: '/docs/assets/..%2fpackage.json' });
     assert.equal(missing.statusCode, 404);
+  });
+
+  it('renders /docs in headless Chromium: every operation, nothing fetched from another host, no script error', async () => {
+    const served = standInApp();
+    const address = await served.listen({ port: 0, host: '127.0.0.1' });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const requests: string[] = [];
+      const errors: string[] = [];
+      page.on('request', (request) => requests.push(request.url()));
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      page.on('pageerror', (error) => errors.push(String(error)));
+      await page.goto(`${address}/docs`);
+      await page.waitForSelector('.opblock');
+      const operations = Object.values(paths).flatMap((methods) => Object.keys(methods)).length;
+      assert.equal(await page.locator('.opblock').count(), operations);
+      assert.match((await page.locator('.title').first().textContent()) ?? '', /OAS 3\.1/);
+      assert.ok(requests.length >= 4 && requests.every((url) => url.startsWith(`${address}/`)), requests.join('\n'));
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+      await served.close();
+    }
   });
 
   it('answers every 503 with Retry-After and the envelope, as documented', async () => {
