@@ -127,7 +127,7 @@ const example = {
     card_number: '4111111111111111',
     card_cvv: '123',
     expiry_month: '12',
-    expiry_year: '2030',
+    expiry_year: String(new Date().getUTCFullYear() + 4),
     return_url: 'https://merchant.example/return',
   },
   bankCredit: {
