@@ -164,18 +164,19 @@ export class Payments {
   /**
    * One page of the payments matching the filter, newest first: by start time, then by id, so a cursor
    * (`startingAfter`, a payment id) always finds the same next page. Temporal's SQL visibility lists in its own
-   * order, so the page is read from the smallest window of start times that holds it (counted first), then sorted.
+   * order, so the page is read from the smallest window of start times that holds it (counted first: one second
+   * back from the cursor, growing fourfold), then sorted.
    */
   async page(filter: PageFilter): Promise<PaymentPage> {
     const clauses = this.filterClauses(filter);
     const cursor = filter.startingAfter === undefined ? undefined : await this.cursorOf(filter.startingAfter);
     if (cursor) clauses.push(`StartTime < ${JSON.stringify(new Date(cursor.startMs + 1).toISOString())}`);
     const query = (extra: string[]) => [...clauses, ...extra].join(' AND ');
-    const upperMs = cursor ? cursor.startMs + 1 : Date.now() + 5_000;
+    const upperMs = cursor ? cursor.startMs + 1 : Date.now() + 1000;
     const total = await this.count(query([]));
     const wanted = filter.limit + 1;
     let kept: SortedSummary[] = [];
-    for (let spanMs = 60_000; ; spanMs *= 4) {
+    for (let spanMs = 1000; ; spanMs *= 4) {
       const lower = new Date(upperMs - spanMs).toISOString();
       const whole = total <= filter.limit + 2 || upperMs - spanMs < EARLIEST_MS;
       const window = whole ? [] : [`StartTime >= ${JSON.stringify(lower)}`];
