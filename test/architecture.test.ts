@@ -113,6 +113,25 @@ describe('layer rules', () => {
     assert.match(found.get('@temporalio/common/lib/time') ?? '', /SDK internals/);
   });
 
+  it('keep the client (shipped to merchant services) to domain/, its own folder and npm packages', async () => {
+    const found = await restrictedImports(
+      'src/client',
+      [
+        "import { ApiError } from '../http/errors';",
+        "import { Payments } from '../payments/payments';",
+        "import { sha256 } from '../crypto/digest';",
+        "import { paymentResourceSchema } from '../domain/api-resources';",
+        "import { PaymentsClient } from './client';",
+        "import { z } from 'zod';",
+        "import { createHmac } from 'node:crypto';",
+        'export const used = [ApiError, Payments, sha256, paymentResourceSchema, PaymentsClient, z, createHmac];',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual([...found.keys()].sort(), ['../crypto/digest', '../http/errors', '../payments/payments']);
+    assert.match(found.get('../payments/payments') ?? '', /client\/ ships to merchant services/);
+  });
+
   it('keep scripts off test/', async () => {
     const found = await restrictedImports(
       'scripts',

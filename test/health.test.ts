@@ -67,6 +67,7 @@ describe('health', () => {
     const response = await request(`${stack.baseUrl}/readyz`);
     const text = await response.body.text();
     assert.equal(response.statusCode, 503);
+    assert.equal(response.headers['retry-after'], '2', 'a 503 says when to ask again');
     assert.deepEqual(JSON.parse(text), {
       status: 'not_ready',
       checks: { temporal: true, worker: false, provider: false },

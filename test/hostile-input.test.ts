@@ -9,6 +9,16 @@ import { connectClient } from '../src/temporal/client';
 import { paymentRequest, uniqueReference } from './support/requests';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';
+import { assertDocumented } from './support/openapi';
+
+/** The body as JSON, or its text when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
 
 // Thousands of random and malformed requests against the merchant API, the callbacks and the codec:
 // never a 5xx, never a crash, and no workflow for a request that was not answered 201.
@@ -177,6 +187,7 @@ describe('hostile input', () => {
       body: options.body,
     });
     const text = await response.body.text();
+    assertDocumented(method, path, { status: response.statusCode, headers: response.headers, body: parseJson(text) });
     total++;
     const bucket = `${method} ${options.label ?? path} → ${response.statusCode}`;
     counts.set(bucket, (counts.get(bucket) ?? 0) + 1);

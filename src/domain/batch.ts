@@ -1,11 +1,21 @@
 import type { BatchItemOrder, PaymentTiming } from './payment';
 import type { Signed } from './signed';
 import type { BankCreditRequest } from './requests';
+import type { z } from 'zod';
+import type { BatchProgressShape, tallySchema } from './api-resources';
 
-// Plain types (no zod): the workflow bundle imports this module.
+// Plain values only (no zod at run time): the workflow bundle imports this module; the API's types come as types.
 
 /** `needs_review`: its workflow ended (terminated…) before it finished; its started items run on as payments. */
 export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled' | 'needs_review';
+export const BATCH_STATUSES = [
+  'running',
+  'paused',
+  'cancelling',
+  'completed',
+  'cancelled',
+  'needs_review',
+] as const satisfies readonly BatchStatus[];
 export type BatchAction = 'pause' | 'resume' | 'cancel';
 export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const satisfies readonly BatchAction[];
 
@@ -58,27 +68,10 @@ export interface ItemSettled {
   status: ItemOutcome;
 }
 
-export interface Tally {
-  count: number;
-  amount: number;
-}
+export type Tally = z.infer<typeof tallySchema>;
 
-/** A batch as the API and the CLI show it. */
-export interface BatchProgress {
-  id: string;
-  reference: string;
-  status: BatchStatus;
-  concurrency: number;
-  created_at: string;
-  started_at: string;
-  finished_at: string | null;
-  total: Tally;
-  items: Record<ItemStage, Tally>;
-  /** Payment ids of the items waiting for an operator. */
-  needs_review: string[];
-  /** References of the items a cancel kept from starting; null unless cancelled. */
-  not_started: string[] | null;
-}
+/** A batch as the API and the CLI show it (schema: domain/api-resources.ts). */
+export type BatchProgress = BatchProgressShape;
 
 /** True once the batch will start nothing more and has nothing in flight. */
 export function isBatchClosed(status: BatchStatus): boolean {

@@ -42,3 +42,10 @@ export function isMerchantBatch(merchantId: string, batchId: string): boolean {
 export function describeWorkflowId(workflowId: string): string {
   return workflowId.startsWith(BATCH_PREFIX) ? `payout batch ${workflowId}` : `payment ${workflowId}`;
 }
+
+/** True when the payment id is an item of this batch. */
+export function isBatchItemOf(batchId: string, paymentId: string): boolean {
+  return (
+    batchId.startsWith(BATCH_PREFIX) && paymentId.startsWith(`${PAYMENT_PREFIX}${batchId.slice(BATCH_PREFIX.length)}~`)
+  );
+}

@@ -1,9 +1,12 @@
 import { lastFour } from './personal-data';
 import type { CardField } from './personal-data';
-import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest, PaymentType } from './requests';
+import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest } from './requests';
 import type { Signed } from './signed';
+import type { z } from 'zod';
+import type { PaymentEventShape, PaymentResourceShape, failureSchema } from './api-resources';
 
-// Plain types (no zod): the workflow bundle imports this module, and these shapes are built, not parsed.
+// Plain values only (no zod at run time): the workflow bundle imports this module. The API's resource types are the
+// z.infer of domain/api-resources.ts, imported as types, which the bundle never loads.
 
 export type PaymentStatus = 'initiating' | 'pending' | 'reconciling' | 'needs_review' | 'succeeded' | 'failed';
 export type Outcome = 'succeeded' | 'failed';
@@ -49,55 +52,34 @@ export interface StatusCheck {
   message: string | null;
 }
 
-export type PaymentEventType =
-  | 'initiated'
-  | 'initiation_rejected'
-  | 'initiation_unknown'
-  | 'callback_received'
-  | 'callback_duplicate'
-  | 'callback_contradicting'
-  | 'callback_unrecognized'
-  | 'callback_rejected'
-  | 'callback_unconfirmed'
-  | 'callback_confirmed'
-  | 'timed_out'
-  | 'status_checked'
-  | 'needs_review'
-  | 'cancel_requested'
-  | 'resolved'
-  | 'succeeded'
-  | 'failed';
+export const PAYMENT_EVENT_TYPES = [
+  'initiated',
+  'initiation_rejected',
+  'initiation_unknown',
+  'callback_received',
+  'callback_duplicate',
+  'callback_contradicting',
+  'callback_unrecognized',
+  'callback_rejected',
+  'callback_unconfirmed',
+  'callback_confirmed',
+  'timed_out',
+  'status_checked',
+  'needs_review',
+  'cancel_requested',
+  'resolved',
+  'succeeded',
+  'failed',
+] as const;
+export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];
 
-export interface PaymentEvent {
-  at: string;
-  type: PaymentEventType;
-  message?: string;
-  status_code?: string;
-  outcome?: string;
-  /** How many identical callbacks in a row this event stands for, when more than one (floods are coalesced). */
-  count?: number;
-}
+/** One step of a payment's life as the API shows it (schema: domain/api-resources.ts). */
+export type PaymentEvent = PaymentEventShape;
 
-export interface Failure {
-  code: string;
-  message: string;
-}
+export type Failure = z.infer<typeof failureSchema>;
 
-/** The payment as the merchant API and operators see it; card data only as `last4`. */
-export interface PaymentResource {
-  id: string;
-  type: PaymentType;
-  reference: string;
-  status: PaymentStatus;
-  amount: number;
-  created_at: string;
-  updated_at: string;
-  provider: { transaction_id: string | null; status_code: string | null; message: string | null };
-  next_action: { type: 'redirect'; url: string } | null;
-  failure: Failure | null;
-  card?: { last4: string };
-  events: PaymentEvent[];
-}
+/** The payment as the merchant API and operators see it; card data only as `last4` (schema: domain/api-resources.ts). */
+export type PaymentResource = PaymentResourceShape;
 
 /** A card payment as Temporal sees it: the card data replaced by a one-time vault token and the last four digits. */
 export type CardPaymentRef = Omit<CardPaymentRequest, CardField> & { card: { token: string; last4: string } };

@@ -17,6 +17,8 @@ import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './errors';
 import { registerBatchRoutes } from './batch-routes';
+import { registerDocsRoutes } from './docs-routes';
+import { openApiDocument } from './openapi';
 import { registerHealthRoutes } from './health-routes';
 import { registerOperatorRoutes } from './operator-routes';
 import { registerPaymentRoutes } from './payment-routes';
@@ -42,6 +44,19 @@ export interface AppDeps {
 
 const BODY_LIMIT = 64 * 1024;
 
+/** A method and path the app serves. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+const registered = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route an app built by buildApp registered (HEAD routes included), once it is ready. */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
+  return registered.get(app) ?? [];
+}
+
 // Card and personal data (domain/personal-data.ts): censored wherever a log call might include them.
 const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
@@ -54,9 +69,24 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     logger: deps.logger,
     bodyLimit: BODY_LIMIT,
+    return503OnClosing: false,
     ...requestLoggingOptions,
   });
   deps.instrument?.(app);
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (options) => {
+    for (const method of [options.method].flat()) routes.push({ method, url: options.url });
+  });
+  registered.set(app, routes);
+  // While the server closes: a 503 in the error envelope, with Retry-After, instead of fastify's own answer.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? new ApiError(503, 'unavailable', 'the server is shutting down; try again') : undefined);
+  });
   echoRequestId(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
@@ -66,6 +96,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerPaymentRoutes(app, deps);
   registerBatchRoutes(app, deps);
   registerOperatorRoutes(app, deps);
+  registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }));
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
     await scope.register(formbody);

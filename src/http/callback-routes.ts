@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider';
 import type { Payments } from '../payments/payments';
-import { CALLBACK_ROUTE } from '../crypto/callback-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
+import { ROUTES } from './api-spec';
 import { ApiError } from './errors';
+import { route } from './route-spec';
 
 export interface CallbackRouteDeps {
   payments: Payments;
@@ -53,8 +54,8 @@ export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens,
   app.addHook('onResponse', async (request, reply) => {
     metrics.callback(reasons.get(request) ?? reasonOfStatus(reply.statusCode));
   });
-  app.post(CALLBACK_ROUTE, handler);
-  app.get(CALLBACK_ROUTE, handler);
+  route(app, ROUTES.providerCallback, handler as RouteHandlerMethod);
+  route(app, ROUTES.providerCallbackByQuery, handler as RouteHandlerMethod);
 }
 
 /** Callbacks one payment may send per minute: far above any provider's retries, far below a flood's. */

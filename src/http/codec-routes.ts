@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ApiKeys } from './auth';
+import { ROUTES, codecBody } from './api-spec';
 import { ApiError, validationError } from './errors';
+import { route } from './route-spec';
 
 export interface CodecRouteDeps {
   codec: PayloadCodec;
@@ -12,15 +14,6 @@ export interface CodecRouteDeps {
 }
 
 const CODEC_BODY_LIMIT = 4 * 1024 * 1024;
-const base64 = z
-  .string()
-  .max(CODEC_BODY_LIMIT)
-  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
-const codecBody = z.object({
-  payloads: z
-    .array(z.object({ metadata: z.record(z.string().max(256), base64).default({}), data: base64.optional() }))
-    .max(10_000),
-});
 type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
 
 /**
@@ -69,20 +62,41 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
   };
 
   const options = { bodyLimit: CODEC_BODY_LIMIT };
-  for (const action of ['encode', 'decode'] as const) {
-    app.post(`/codec/${action}`, options, (request, reply) =>
-      run(action, 'api', keys.authenticateOperator(request, 'use the codec').name, request, reply),
+  for (const [action, spec] of [
+    ['encode', ROUTES.codecEncode],
+    ['decode', ROUTES.codecDecode],
+  ] as const) {
+    route(
+      app,
+      spec,
+      (request, reply) => run(action, 'api', keys.authenticateOperator(request, 'use the codec').name, request, reply),
+      options,
     );
   }
-  app.post('/codec/ui/:uiToken/decode', options, (request, reply) => {
-    const { uiToken } = request.params as { uiToken: string };
-    return run('decode', 'web-ui', keys.authenticateUiCodecToken(uiToken).name, request, reply);
-  });
-  app.post('/codec/ui/:uiToken/encode', options, () => {
-    throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
-  });
-  for (const path of ['/codec/encode', '/codec/decode', '/codec/ui/:uiToken/encode', '/codec/ui/:uiToken/decode']) {
-    app.options(path, (_request, reply) => reply.status(204).send());
+  route(
+    app,
+    ROUTES.codecUiDecode,
+    (request, reply) => {
+      const { uiToken } = request.params as { uiToken: string };
+      return run('decode', 'web-ui', keys.authenticateUiCodecToken(uiToken).name, request, reply);
+    },
+    options,
+  );
+  route(
+    app,
+    ROUTES.codecUiEncode,
+    () => {
+      throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
+    },
+    options,
+  );
+  for (const spec of [
+    ROUTES.codecEncodePreflight,
+    ROUTES.codecDecodePreflight,
+    ROUTES.codecUiEncodePreflight,
+    ROUTES.codecUiDecodePreflight,
+  ]) {
+    route(app, spec, (_request, reply) => reply.status(204).send());
   }
 }
 

@@ -1,17 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { ErrorCode, ErrorEnvelope, FieldError } from '../domain/api-resources';
 import { AppError } from '../payments/errors';
 
-export interface FieldError {
-  path: string;
-  message: string;
-}
+export type { FieldError };
+
+/** Seconds a 503 asks the caller to wait before retrying (`Retry-After`): Temporal, the vault or the bank list. */
+export const RETRY_AFTER_SECONDS = 2;
 
 /** An error the API answers with its own status and the product's error envelope. */
 export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly fields: FieldError[] = [],
   ) {
@@ -31,7 +32,7 @@ export function validationError(error: z.ZodError, message = 'the request is inv
   return new ApiError(400, 'invalid_request', message, fields);
 }
 
-const FASTIFY_ERRORS: Record<string, [number, string, string]> = {
+const FASTIFY_ERRORS: Record<string, [number, ErrorCode, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'the body is larger than allowed'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'send application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'the JSON body is empty'],
@@ -56,10 +57,11 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
       apiError = new ApiError(500, 'internal', 'something went wrong; the request can be retried');
     }
   }
+  if (apiError.statusCode === 503) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   void reply.status(apiError.statusCode).send(envelope(apiError));
 }
 
 /** The JSON body of an error answer. */
-export function envelope(error: ApiError): { error: { code: string; message: string; fields: FieldError[] } } {
+export function envelope(error: ApiError): ErrorEnvelope {
   return { error: { code: error.code, message: error.message, fields: error.fields } };
 }

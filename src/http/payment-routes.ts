@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import type { BankDirectory } from '../banks/directory';
-import { PAYMENT_STATUSES } from '../domain/payment';
-import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
+import type { paymentRequestSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
 import { AppError } from '../payments/errors';
 import { isMerchantPayment } from '../domain/ids';
 import type { Payments } from '../payments/payments';
 import type { ApiKeys, Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
+import { ROUTES, paymentParams } from './api-spec';
 import { ApiError, validationError } from './errors';
+import { cursorError, listPage } from './pagination';
+import { route } from './route-spec';
 
 export interface PaymentRouteDeps {
   payments: Payments;
@@ -18,18 +19,9 @@ export interface PaymentRouteDeps {
   rules: RequestRules;
 }
 
-const listQuery = z.strictObject({
-  status: z.enum(PAYMENT_STATUSES).optional(),
-  type: z.enum(PAYMENT_TYPES).optional(),
-  reference: referenceSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
-
-const idParams = z.object({ id: z.string().min(1).max(200) });
-
 /** The payment id of a route; one that cannot be an id is simply not found. */
 function paymentIdOf(params: unknown): string {
-  const parsed = idParams.safeParse(params);
+  const parsed = paymentParams.safeParse(params);
   if (!parsed.success) throw new ApiError(404, 'not_found', 'no such payment');
   return parsed.data.id;
 }
@@ -39,12 +31,12 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
   // One schema per merchant (its amount limit), built on its first request.
   const schemas = new Map<string, ReturnType<typeof paymentRequestSchema>>();
   const schemaFor = (merchantId: string) => {
-    const schema = schemas.get(merchantId) ?? paymentRequestSchema(rules, merchantId);
+    const schema = schemas.get(merchantId) ?? ROUTES.createPayment.body.schema(rules, merchantId);
     schemas.set(merchantId, schema);
     return schema;
   };
 
-  app.post('/v1/payments', async (request, reply) => {
+  route(app, ROUTES.createPayment, async (request, reply) => {
     const merchantId = asMerchant(keys.authenticate(request));
     const parsed = schemaFor(merchantId).safeParse(request.body);
     if (!parsed.success) throw validationError(parsed.error);
@@ -58,25 +50,27 @@ export function registerPaymentRoutes(app: FastifyInstance, { payments, banks, k
     return reply.status(created ? 201 : 200).send(payment);
   });
 
-  app.get('/v1/payments', async (request) => {
+  route(app, ROUTES.listPayments, async (request) => {
     const caller = keys.authenticate(request);
-    const query = listQuery.safeParse(request.query);
+    const query = ROUTES.listPayments.query.safeParse(request.query);
     if (!query.success) throw validationError(query.error, 'the filter is invalid');
     const merchantId = caller.role === 'merchant' ? caller.merchantId : undefined;
-    return { data: await payments.list({ ...query.data, merchantId }) };
+    const { starting_after: startingAfter, ...filter } = query.data;
+    if (startingAfter !== undefined) assertVisible(caller, startingAfter, 'starting_after');
+    return listPage(payments, { ...filter, merchantId, startingAfter });
   });
 
-  app.get('/v1/payments/:id', async (request) => {
+  route(app, ROUTES.getPayment, async (request) => {
     const caller = keys.authenticate(request);
     const id = paymentIdOf(request.params);
     assertVisible(caller, id);
     return payments.get(id);
   });
 
-  app.post('/v1/payments/:id/resolve', async (request) => {
+  route(app, ROUTES.resolvePayment, async (request) => {
     const operator = keys.authenticateOperator(request, 'resolve payments');
     const id = paymentIdOf(request.params);
-    const body = resolutionSchema.safeParse(request.body);
+    const body = ROUTES.resolvePayment.body.schema().safeParse(request.body);
     if (!body.success) throw validationError(body.error);
     // The payment's `resolved` event records who (the key's person) and why (the note); the log line only who.
     const payment = await payments.resolve(id, { ...body.data, operator: operator.name });
@@ -90,8 +84,10 @@ function asMerchant(caller: Caller): string {
   return caller.merchantId;
 }
 
-function assertVisible(caller: Caller, paymentId: string): void {
+/** A merchant's own payments only: another's is not found (or, as a list cursor, a bad `starting_after`). */
+function assertVisible(caller: Caller, paymentId: string, cursorField?: string): void {
   if (caller.role === 'merchant' && !isMerchantPayment(caller.merchantId, paymentId)) {
+    if (cursorField) throw cursorError(cursorField);
     throw new AppError('not_found', `no payment ${paymentId}`);
   }
 }

@@ -13,7 +13,9 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
-import { isTerminal, newPaymentResource } from '../domain/payment';
+import { PAYMENT_STATUSES, isTerminal, newPaymentResource } from '../domain/payment';
+import type { PaymentSummary } from '../domain/api-resources';
+import { PAYMENT_TYPES } from '../domain/requests';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   SearchAttributes,
@@ -54,15 +56,7 @@ export interface PaymentCreation {
   cardVault: CardVault;
 }
 
-export interface PaymentSummary {
-  id: string;
-  type: string | null;
-  reference: string | null;
-  status: string | null;
-  amount: number | null;
-  created_at: string;
-  closed_at: string | null;
-}
+export type { PaymentSummary } from '../domain/api-resources';
 
 /** A payment as the operator's `show` presents it: the resource, its workflow, and its history when asked. */
 export interface PaymentInspection {
@@ -81,7 +75,20 @@ export interface ListFilter {
   createdAfter?: Date;
   /** Only payments whose workflow ended (terminated, cancelled…) before they had an outcome. */
   endedWithoutOutcome?: boolean;
+  /** The payments of one payout batch (its items). */
+  batchId?: string;
   limit: number;
+}
+
+/** A list filter with a cursor: the page starts after this payment id (its start time, then its id). */
+export interface PageFilter extends ListFilter {
+  startingAfter?: string;
+}
+
+/** One page of a list, newest first; `hasMore` when a page after its last payment exists. */
+export interface PaymentPage {
+  data: PaymentSummary[];
+  hasMore: boolean;
 }
 
 /** The payment operations of the merchant API and operator tools, in terms of Temporal workflows. */
@@ -214,6 +221,36 @@ export class Payments {
 
   /** Payments matching the filter, newest first, from Temporal's visibility store. */
   async list(filter: ListFilter): Promise<PaymentSummary[]> {
+    return (await this.page(filter)).data;
+  }
+
+  /**
+   * One page of the payments matching the filter, newest first: by start time, then by id, so a cursor
+   * (`startingAfter`, a payment id) always finds the same next page. Temporal's SQL visibility lists in its own
+   * order, so the page is read from the smallest window of start times that holds it (counted first: one second
+   * back from the cursor, growing fourfold), then sorted.
+   */
+  async page(filter: PageFilter): Promise<PaymentPage> {
+    const clauses = this.filterClauses(filter);
+    const cursor = filter.startingAfter === undefined ? undefined : await this.cursorOf(filter.startingAfter);
+    if (cursor) clauses.push(`StartTime < ${JSON.stringify(new Date(cursor.startMs + 1).toISOString())}`);
+    const query = (extra: string[]) => [...clauses, ...extra].join(' AND ');
+    const upperMs = cursor ? cursor.startMs + 1 : Date.now() + 1000;
+    const total = await this.count(query([]));
+    const wanted = filter.limit + 1;
+    let kept: SortedSummary[] = [];
+    for (let spanMs = 1000; ; spanMs *= 4) {
+      const lower = new Date(upperMs - spanMs).toISOString();
+      const whole = total <= filter.limit + 2 || upperMs - spanMs < EARLIEST_MS;
+      const window = whole ? [] : [`StartTime >= ${JSON.stringify(lower)}`];
+      if (!whole && (await this.count(query(window))) < wanted + 1) continue;
+      kept = (await this.listAll(query(window))).filter((p) => !cursor || comesAfter(cursor, p)).sort(newestFirst);
+      if (kept.length >= wanted || whole) break;
+    }
+    return { data: kept.slice(0, filter.limit).map((p) => p.summary), hasMore: kept.length > filter.limit };
+  }
+
+  private filterClauses(filter: ListFilter): string[] {
     const clauses = [`WorkflowType = '${PAYMENT_WORKFLOW}'`];
     const eq = (name: string, value: string | undefined) => {
       if (value !== undefined) clauses.push(`${name} = ${JSON.stringify(value)}`);
@@ -224,16 +261,35 @@ export class Payments {
     if (filter.endedWithoutOutcome) clauses.push(endedWithoutOutcomeClause);
     eq(SearchAttributes.type.name, filter.type);
     eq(SearchAttributes.reference.name, filter.reference);
+    eq(SearchAttributes.batch.name, filter.batchId);
     if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
     if (filter.createdAfter) clauses.push(`StartTime > ${JSON.stringify(filter.createdAfter.toISOString())}`);
-    const summaries: PaymentSummary[] = [];
+    return clauses;
+  }
+
+  /** Where a cursor's payment stands in the order; a payment that does not exist is a bad cursor. */
+  private async cursorOf(paymentId: string): Promise<Cursor> {
+    const description = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe()).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) throw new AppError('not_found', `no payment ${paymentId}`);
+        throw err;
+      },
+    );
+    return { startMs: description.startTime.getTime(), id: paymentId };
+  }
+
+  private async count(query: string): Promise<number> {
+    return (await temporalCall(() => this.client.workflow.count(query))).count;
+  }
+
+  private async listAll(query: string): Promise<SortedSummary[]> {
+    const found: SortedSummary[] = [];
     await temporalCall(async () => {
-      for await (const info of this.client.workflow.list({ query: clauses.join(' AND '), pageSize: filter.limit })) {
-        summaries.push(summarize(info));
-        if (summaries.length >= filter.limit) break;
+      for await (const info of this.client.workflow.list({ query, pageSize: 1000 })) {
+        found.push({ startMs: info.startTime.getTime(), id: info.workflowId, summary: summarize(info) });
       }
     });
-    return summaries;
+    return found;
   }
 
   /**
@@ -287,15 +343,42 @@ function statusClause(status: PaymentStatus): string {
   return `(${recorded} AND ExecutionStatus = 'Running')`;
 }
 
+/** Start times before this are not searched for older pages (2000-01-01). */
+const EARLIEST_MS = Date.UTC(2000, 0, 1);
+
+interface Cursor {
+  startMs: number;
+  id: string;
+}
+
+interface SortedSummary extends Cursor {
+  summary: PaymentSummary;
+}
+
+/** The list order: newest start first, then the greater id first (start times are kept to the millisecond). */
+function newestFirst(a: Cursor, b: Cursor): number {
+  return b.startMs - a.startMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+/** True when `p` comes after the cursor in the list order. */
+function comesAfter(cursor: Cursor, p: Cursor): boolean {
+  return newestFirst(cursor, p) < 0;
+}
+
+/** The value when it is one of `values`, else null (a search attribute set by an older or newer version). */
+function oneOf<T extends string>(values: readonly T[], value: string | undefined): T | null {
+  return values.find((v) => v === value) ?? null;
+}
+
 function summarize(info: WorkflowExecutionInfo): PaymentSummary {
   const sa = info.typedSearchAttributes;
-  const recorded = sa.get(SearchAttributes.status) ?? null;
+  const recorded = oneOf(PAYMENT_STATUSES, sa.get(SearchAttributes.status));
   const ended = info.status.name in ENDED_WITHOUT_RESULT;
   return {
     id: info.workflowId,
-    type: sa.get(SearchAttributes.type) ?? null,
+    type: oneOf(PAYMENT_TYPES, sa.get(SearchAttributes.type)),
     reference: sa.get(SearchAttributes.reference) ?? null,
-    status: ended && recorded !== 'succeeded' && recorded !== 'failed' ? 'needs_review' : recorded,
+    status: ended && recorded !== null && !isTerminal(recorded) ? 'needs_review' : recorded,
     amount: sa.get(SearchAttributes.amount) ?? null,
     created_at: info.startTime.toISOString(),
     closed_at: info.closeTime?.toISOString() ?? null,

@@ -16,6 +16,7 @@ import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
 import { freePort } from '../../src/local/free-port';
 import { installTestRuntime } from './runtime';
+import { assertDocumented } from './openapi';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
@@ -192,7 +193,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
     const text = await response.body.text();
-    return { status: response.statusCode, body: (text ? JSON.parse(text) : null) as never, headers: response.headers };
+    const answer = {
+      status: response.statusCode,
+      body: (text ? JSON.parse(text) : null) as never,
+      headers: response.headers,
+    };
+    // Every answer is one the OpenAPI document gives for its route and status.
+    assertDocumented(method, path, answer);
+    return answer;
   };
 
   const sandboxGet = async <T>(path: string): Promise<T> => {

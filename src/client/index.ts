@@ -1,0 +1,23 @@
+// The typed client merchant services import: no server code, only domain/ schemas and types (ESLint enforces it).
+export { PaymentsClient } from './client';
+export type { BatchItemsQuery, ListQuery, PaymentsClientOptions, PayoutBatchInput, WaitOptions } from './client';
+export {
+  PaymentsApiError,
+  PaymentsError,
+  PaymentsNetworkError,
+  PaymentsResponseError,
+  PaymentsTimeoutError,
+} from './errors';
+export { verifyNotification } from './notifications';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  NotificationSignatureError,
+  SIGNATURE_HEADER,
+  verifySignature,
+} from './notification-signature';
+export type { VerifyOptions } from './notification-signature';
+export type { ErrorCode, FieldError, PaymentList, PaymentSummary } from '../domain/api-resources';
+export type { BatchProgress } from '../domain/batch';
+export type { NotificationEvent, NotificationType } from '../domain/notification';
+export type { PaymentResource, PaymentStatus } from '../domain/payment';
+export type { PaymentRequest, PaymentType } from '../domain/requests';

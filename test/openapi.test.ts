@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { FastifyInstance } from 'fastify';
+import { DEFAULT_MAX_AMOUNT } from '../src/config';
+import { ERROR_CODES } from '../src/domain/api-resources';
+import { ALL_ROUTES } from '../src/http/api-spec';
+import { buildApp, registeredRoutes } from '../src/http/app';
+import { ApiKeys } from '../src/http/auth';
+import { AppError } from '../src/payments/errors';
+import type { Payments } from '../src/payments/payments';
+import type { Readiness } from '../src/payments/readiness';
+import { launchChromium } from './support/browser';
+import { apiDocument, assertDocumented, compileDocumented } from './support/openapi';
+import { MERCHANT_KEY, OPERATOR_KEY } from './support/stack';
+
+// The OpenAPI document without Temporal: an app built with stand-ins for the application layer, so the routes,
+// the served document and the error answers are checked in milliseconds. Real answers are checked against the
+// document in the API tests (test/support/stack.ts, hostile-input.test.ts) and the client's (client.test.ts).
+
+type Json = Record<string, unknown>;
+const rules = { voucherChannels: [7], now: () => new Date(), maxAmount: () => DEFAULT_MAX_AMOUNT };
+const paths = apiDocument.paths as Record<string, Record<string, Json>>;
+
+/** Readiness: not ready. Payments: Temporal unreachable. Everything else is never reached by these requests. */
+function standInApp(): FastifyInstance {
+  const unavailable = () => Promise.reject(new AppError('unavailable', 'Temporal is unreachable right now'));
+  return buildApp({
+    payments: { get: unavailable, page: unavailable } as unknown as Payments,
+    batches: {} as never,
+    banks: {} as never,
+    keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),
+    tokens: {} as never,
+    rules,
+    logger: false,
+    metrics: {} as never,
+    readiness: {
+      check: () =>
+        Promise.resolve({
+          ready: false,
+          checks: { temporal: false, worker: false, provider: true },
+          reasons: ['temporal: unreachable', 'worker: unknown while Temporal is unreachable'],
+          details: [],
+        }),
+    } as unknown as Readiness,
+    codec: { codec: {} as never, corsOrigins: [] },
+    publicBaseUrl: 'https://payments.example',
+  });
+}
+
+describe('the OpenAPI document', () => {
+  let app: FastifyInstance;
+  before(async () => {
+    app = standInApp();
+    await app.ready();
+  });
+  after(() => app?.close());
+
+  it('is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator)', async () => {
+    const served = await app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(served.statusCode, 200);
+    const document = served.json<Json>();
+    assert.equal(document.openapi, '3.1.1');
+    assert.deepEqual(document.servers, [{ url: 'https://payments.example' }]);
+    const result = await new Validator().validate(document);
+    assert.deepEqual(result.errors ?? [], []);
+    assert.equal(result.valid, true);
+  });
+
+  it('lists every route the server registers, and no other', () => {
+    const registered = registeredRoutes(app)
+      .filter((r) => r.method !== 'HEAD')
+      .map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`)
+      .sort();
+    const documented = Object.entries(paths)
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    assert.ok(registered.length >= 20, registered.join('\n'));
+    assert.deepEqual(registered, documented);
+  });
+
+  it('documents every error code, each route with the codes it answers, every 503 with Retry-After', () => {
+    const used = new Set(ALL_ROUTES.flatMap((spec) => Object.values(spec.errors).flat()));
+    assert.deepEqual(
+      [...ERROR_CODES].filter((code) => !used.has(code)),
+      [],
+    );
+    for (const [path, methods] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const responses = operation.responses as Record<string, Json>;
+        assert.ok(responses['500'], `${method} ${path} documents its 500`);
+        const unavailable = responses['503'];
+        if (unavailable) assert.ok((unavailable.headers as Json | undefined)?.['Retry-After'], `${method} ${path}`);
+      }
+    }
+    // docs/api.md's table names every code too.
+    const apiMd = readFileSync(join(__dirname, '..', 'docs', 'api.md'), 'utf8');
+    for (const code of ERROR_CODES) assert.match(apiMd, new RegExp(`\\| \`${code}\` +\\|`), `docs/api.md: ${code}`);
+  });
+
+  it('has examples that validate against their schemas, in the document and in zod', () => {
+    let checked = 0;
+    for (const spec of ALL_ROUTES) {
+      const operation = paths[spec.path.replace(/:(\w+)/g, '{$1}')]?.[spec.method.toLowerCase()];
+      assert.ok(operation, spec.operationId);
+      if (spec.body) {
+        const content = (operation.requestBody as { content: Record<string, { schema: Json; examples: Json }> })
+          .content['application/json'];
+        assert.ok(content);
+        const validate = compileDocumented(content.schema);
+        for (const [name, example] of Object.entries(spec.body.examples)) {
+          assert.ok(validate(example), `${spec.operationId} ${name}: ${JSON.stringify(validate.errors)}`);
+          const parsed = spec.body.schema(rules, 'acme').safeParse(example);
+          assert.ok(parsed.success, `${spec.operationId} ${name}: ${parsed.error?.message}`);
+          checked++;
+        }
+      }
+      for (const [status, answer] of Object.entries(spec.answers)) {
+        if (answer.example === undefined || !answer.schema) continue;
+        const response: Json | undefined = (operation.responses as Record<string, Json>)[status];
+        const content: Json | undefined = (response?.content as Record<string, Json> | undefined)?.['application/json'];
+        assert.deepEqual(content?.example, answer.example);
+        const validate = compileDocumented(content?.schema);
+        assert.ok(validate(answer.example), `${spec.operationId} ${status}: ${JSON.stringify(validate.errors)}`);
+        const parsed = answer.schema.safeParse(answer.example);
+        assert.ok(parsed.success, `${spec.operationId} ${status}: ${parsed.error?.message}`);
+        checked++;
+      }
+      for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
+        const content = (response.content as Record<string, { schema: Json; example?: unknown }> | undefined)?.[
+          'application/json'
+        ];
+        if (!content || content.example === undefined || Object.keys(spec.answers).includes(status)) continue;
+        const validate = compileDocumented(content.schema);
+        assert.ok(validate(content.example), `${spec.operationId} ${status}: ${JSON.stringify(validate.errors)}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 60, `${checked} examples`);
+  });
+
+  it('serves the rendered reference at /docs from local files only, under a strict CSP', async () => {
+    const page = await app.inject({ method: 'GET', url: '/docs' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(page.body, /https?:\/\//, 'nothing from another host');
+    const sources = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '');
+    assert.ok(sources.length >= 3);
+    for (const source of sources) {
+      const asset = await app.inject({ method: 'GET', url: new URL(source, 'http://x/docs').pathname });
+      assert.equal(asset.statusCode, 200, source);
+      assert.ok(asset.rawPayload.length > 0, source);
+    }
+    const init = await app.inject({ method: 'GET', url: '/docs/assets/init.js' });
+    assert.match(init.body, /openapi\.json/);
+    assert.match(init.body, /validatorUrl: null/, 'no call to an online validator');
+    const missing = await app.inject({ method: 'GET', url: '/docs/assets/..%2fpackage.json' });
+    assert.equal(missing.statusCode, 404);
+  });
+
+  it('renders /docs in headless Chromium: every operation, nothing fetched from another host, no script error', async () => {
+    const served = standInApp();
+    const address = await served.listen({ port: 0, host: '127.0.0.1' });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const requests: string[] = [];
+      const errors: string[] = [];
+      page.on('request', (request) => requests.push(request.url()));
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      page.on('pageerror', (error) => errors.push(String(error)));
+      await page.goto(`${address}/docs`);
+      await page.waitForSelector('.opblock');
+      const operations = Object.values(paths).flatMap((methods) => Object.keys(methods)).length;
+      assert.equal(await page.locator('.opblock').count(), operations);
+      assert.match((await page.locator('.title').first().textContent()) ?? '', /OAS 3\.1/);
+      assert.ok(requests.length >= 4 && requests.every((url) => url.startsWith(`${address}/`)), requests.join('\n'));
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+      await served.close();
+    }
+  });
+
+  it('answers every 503 with Retry-After and the envelope, as documented', async () => {
+    const cases = [
+      { url: '/v1/payments/payment-acme-x', key: MERCHANT_KEY },
+      { url: '/v1/payments?limit=5', key: OPERATOR_KEY },
+      { url: '/readyz' },
+    ];
+    for (const { url, key } of cases) {
+      const answer = await app.inject({
+        method: 'GET',
+        url,
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+      });
+      assert.equal(answer.statusCode, 503, url);
+      assert.equal(answer.headers['retry-after'], '2', url);
+      const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, value]) => [name, String(value)]));
+      assertDocumented('GET', url, { status: answer.statusCode, headers, body: answer.json() });
+    }
+  });
+});
