@@ -180,7 +180,8 @@ async function main(): Promise<void> {
 async function settledPayments(stack: Stack, tag: string): Promise<Capture[]> {
   const runs = PAYMENT_TYPES.flatMap((type) =>
     SCENARIOS.map(async (digits) => {
-      const review = digits === '33' || digits === '44';
+      // A bank credit's 44 fails on its own (not_sent: the provider never had it); the others wait for an operator.
+      const review = digits === '33' || (digits === '44' && type !== 'bank_credit');
       const id = await createPayment(
         stack,
         type,
