@@ -1,10 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { clusterVersions } from './cluster-versions';
 import { startManaged } from './managed-process';
 import { waitUntil } from './wait-until';
+
+const run = promisify(execFile);
 
 export interface Postgres {
   port: number;
@@ -78,7 +81,7 @@ export async function startPostgres(dir: string, port: number, log: (line: strin
   const stop = () => server.stop('SIGINT');
   await waitUntil(
     async () => {
-      execFileSync(join(bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+      await run(join(bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port)]);
       return true;
     },
     {
