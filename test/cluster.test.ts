@@ -198,7 +198,7 @@ it('two workers and two API servers on a real cluster settle every payment throu
     CALLBACK_TIMEOUT_MOBILE_MONEY: '4s',
     CALLBACK_TIMEOUT_CARD: '4s',
     CALLBACK_TIMEOUT_BANK_CREDIT: '4s',
-    RECONCILE_FOR: '6s',
+    RECONCILE_FOR: '12s',
     RECONCILE_INTERVAL: '1s',
     LATE_CALLBACK_WINDOW: '5s',
   };
@@ -294,6 +294,14 @@ it('two workers and two API servers on a real cluster settle every payment throu
   }
   const settledAt = Date.now();
   const stuck = created.filter((c) => !settled.has(c.id));
+  const byStatus: Record<string, number> = {};
+  for (const payment of settled.values()) byStatus[payment.status] = (byStatus[payment.status] ?? 0) + 1;
+  const statusCounts = Object.entries(byStatus)
+    .map(([status, n]) => `${status} ${n}`)
+    .join(', ');
+  log(
+    `settled ${settled.size}/${created.length} in ${((settledAt - loadDone) / 1000).toFixed(1)}s after the load: ${statusCounts}; stuck ${stuck.length}`,
+  );
   assert.deepEqual(
     stuck.map((c) => `${c.type}/${c.scenario} ${c.id}`),
     [],
@@ -333,8 +341,6 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const executions = ((await listed.body.json()) as { executions?: unknown[] }).executions ?? [];
   assert.ok(executions.length > 0, 'the Web UI lists the payments');
 
-  const byStatus: Record<string, number> = {};
-  for (const payment of settled.values()) byStatus[payment.status] = (byStatus[payment.status] ?? 0) + 1;
   const figures = [
     `payments ${created.length} (${TYPES.length} types × ${Object.keys(SCENARIOS).length} scenarios × ${ROUNDS}) created on server A, callbacks to server B`,
     `workers 2, kills ${kills} (SIGKILL), server restarts ${restarts} (A then B), at ${during.join('/')} payments created; client re-sends ${retried.connection} after refused connections, ${retried.unavailable} after 503`,
