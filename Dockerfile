@@ -2,7 +2,7 @@
 # dependencies only, as the unprivileged `node` user. docker-compose.yml runs each with its own command:
 #   node dist/server.js · node --max-old-space-size=160 dist/worker.js · node dist/sandbox/main.js
 # NODE_VERSION matches tools/cluster-versions.json (`node`); test/compose.test.ts checks that they agree.
-ARG NODE_VERSION=24
+ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
