@@ -43,8 +43,8 @@ const binaries = [
 const forTests = ['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '');
 // `npm run cluster` (precluster) needs the cluster's parts, not the tests' other tools.
 const forCluster = forTests || process.env.npm_lifecycle_event === 'precluster';
-/** The pinned versions of the real cluster (src/local/cluster-versions.ts reads the same file). */
-const versions = JSON.parse(readFileSync(join(root, 'tools', 'cluster-versions.json'), 'utf8'));
+/** The pinned versions of the real cluster (src/local/cluster-versions.ts reads the same file), read when needed. */
+const pinned = () => JSON.parse(readFileSync(join(root, 'tools', 'cluster-versions.json'), 'utf8'));
 const thisPlatform = `${process.platform}-${process.arch}`;
 
 function log(message) {
@@ -283,8 +283,6 @@ function chromium() {
 
 // The mTLS test's Temporal: the CLI's dev server serves no TLS, so Temporal's own server, built once with Go from the
 // module proxy into .tools/bin/temporal-server (Go's build cache makes a rebuild quick).
-const TEMPORAL_SERVER_VERSION = versions.temporalServer;
-const GO_TOOLCHAIN = versions.goToolchain; // what go.temporal.io/server's go.mod requires
 
 function temporalServerVersion(path) {
   try {
@@ -308,6 +306,7 @@ function findGo(what) {
 
 /** `go install <pkg>@v<version>` into .tools/bin/<name>, unless a binary there already says that version. */
 function goInstall(name, pkg, version, { envOverride, minutes }) {
+  const versions = pinned();
   const override = process.env[envOverride];
   if (override) {
     if (!existsSync(override)) throw new Error(`${envOverride} points at ${override}, which does not exist`);
@@ -319,11 +318,11 @@ function goInstall(name, pkg, version, { envOverride, minutes }) {
   const gobin = join(toolsDir, `${name}-build-${process.pid}`);
   rmSync(gobin, { recursive: true, force: true });
   log(
-    `building ${name} ${version} from the Go module proxy with ${GO_TOOLCHAIN} ` +
+    `building ${name} ${version} from the Go module proxy with ${versions.goToolchain} ` +
       `(${minutes} the first time; later builds reuse Go's build cache)…`,
   );
   const started = Date.now();
-  run(go, ['install', `${pkg}@v${version}`], { ...process.env, GOBIN: gobin, GOTOOLCHAIN: GO_TOOLCHAIN });
+  run(go, ['install', `${pkg}@v${version}`], { ...process.env, GOBIN: gobin, GOTOOLCHAIN: versions.goToolchain });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
   const built = readdirSync(gobin)[0];
   if (!built) throw new Error(`go install ${pkg} produced no binary`);
@@ -335,8 +334,9 @@ function goInstall(name, pkg, version, { envOverride, minutes }) {
 // The real cluster of `npm run cluster` and cluster.test.ts: temporal-sql-tool and the schema files of the same
 // server version, and Temporal's Web UI server, all from the Go module proxy.
 function clusterTools() {
+  const versions = pinned();
   if (!forCluster) return;
-  goInstall('temporal-sql-tool', 'go.temporal.io/server/cmd/tools/sql', TEMPORAL_SERVER_VERSION, {
+  goInstall('temporal-sql-tool', 'go.temporal.io/server/cmd/tools/sql', versions.temporalServer, {
     envOverride: 'TEMPORAL_SQL_TOOL_PATH',
     minutes: 'about 5 minutes',
   });
@@ -344,24 +344,25 @@ function clusterTools() {
     envOverride: 'TEMPORAL_UI_SERVER_PATH',
     minutes: 'about 2 minutes',
   });
-  const schemaDir = join(toolsDir, 'temporal-schema', TEMPORAL_SERVER_VERSION);
+  const schemaDir = join(toolsDir, 'temporal-schema', versions.temporalServer);
   if (!process.env.TEMPORAL_SCHEMA_DIR && !existsSync(join(schemaDir, 'postgresql', 'v12'))) {
-    const go = findGo(`the schema files of go.temporal.io/server ${TEMPORAL_SERVER_VERSION}`);
-    const out = execFileSync(go, ['mod', 'download', '-json', `go.temporal.io/server@v${TEMPORAL_SERVER_VERSION}`], {
+    const go = findGo(`the schema files of go.temporal.io/server ${versions.temporalServer}`);
+    const out = execFileSync(go, ['mod', 'download', '-json', `go.temporal.io/server@v${versions.temporalServer}`], {
       cwd: root,
       encoding: 'utf8',
-      env: { ...process.env, GOTOOLCHAIN: GO_TOOLCHAIN },
+      env: { ...process.env, GOTOOLCHAIN: versions.goToolchain },
     });
     const moduleDir = JSON.parse(out).Dir;
     cpSync(join(moduleDir, 'schema', 'postgresql', 'v12'), join(schemaDir, 'postgresql', 'v12'), { recursive: true });
     // The module cache is read-only; the copy need not be.
     run('chmod', ['-R', 'u+w', schemaDir]);
-    log(`copied the PostgreSQL schema of go.temporal.io/server ${TEMPORAL_SERVER_VERSION} into ${schemaDir}`);
+    log(`copied the PostgreSQL schema of go.temporal.io/server ${versions.temporalServer} into ${schemaDir}`);
   }
 }
 
 // PostgreSQL for the cluster: Debian's postgresql-<major> (initdb, postgres), installed with apt-get as root.
 function postgresql() {
+  const versions = pinned();
   if (!forCluster || process.env.POSTGRES_BIN_DIR) return;
   const bin = `/usr/lib/postgresql/${versions.postgres}/bin`;
   if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb'))) return;
@@ -386,6 +387,7 @@ function postgresql() {
 // Docker engine is needed to parse). Its go.mod has `exclude` lines, which `go install pkg@version` refuses, so it
 // is built from a throwaway module that requires it.
 function composeParser() {
+  const versions = pinned();
   if (!forTests) return;
   const override = process.env.DOCKER_COMPOSE_PATH;
   if (override) {
@@ -400,7 +402,7 @@ function composeParser() {
   mkdirSync(dir, { recursive: true });
   log(`building docker compose ${versions.compose} from the Go module proxy (about 5 minutes the first time)…`);
   const started = Date.now();
-  const env = { ...process.env, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-mod=mod' };
+  const env = { ...process.env, GOTOOLCHAIN: versions.goToolchain, GOFLAGS: '-mod=mod' };
   const pkg = 'github.com/docker/compose/v2/cmd';
   const ldflags = `-X github.com/docker/compose/v2/internal.Version=v${versions.compose}`;
   const inDir = (args) => execFileSync(go, args, { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -412,6 +414,7 @@ function composeParser() {
 }
 
 function temporalServer() {
+  const versions = pinned();
   if (!forCluster) return;
   const override = process.env.TEMPORAL_SERVER_PATH;
   if (override) {
@@ -419,19 +422,19 @@ function temporalServer() {
     return;
   }
   const target = join(toolsDir, 'bin', 'temporal-server');
-  if (existsSync(target) && temporalServerVersion(target) === TEMPORAL_SERVER_VERSION) return;
-  const go = findGo(`Temporal's server ${TEMPORAL_SERVER_VERSION} for the mTLS test and the cluster`);
+  if (existsSync(target) && temporalServerVersion(target) === versions.temporalServer) return;
+  const go = findGo(`Temporal's server ${versions.temporalServer} for the mTLS test and the cluster`);
   const gobin = join(toolsDir, `temporal-server-build-${process.pid}`);
   rmSync(gobin, { recursive: true, force: true });
   log(
-    `building temporal-server ${TEMPORAL_SERVER_VERSION} from the Go module proxy with ${GO_TOOLCHAIN} ` +
+    `building temporal-server ${versions.temporalServer} from the Go module proxy with ${versions.goToolchain} ` +
       "(about 5 to 10 minutes the first time; later builds reuse Go's build cache)…",
   );
   const started = Date.now();
-  run(go, ['install', `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`], {
+  run(go, ['install', `go.temporal.io/server/cmd/server@v${versions.temporalServer}`], {
     ...process.env,
     GOBIN: gobin,
-    GOTOOLCHAIN: GO_TOOLCHAIN,
+    GOTOOLCHAIN: versions.goToolchain,
   });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
   renameSync(join(gobin, 'server'), target);
