@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
@@ -33,7 +34,12 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean):
       '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000',
       `--test-reporter=${reporter}`, ...files,
     ], // prettier-ignore
-    { cwd: root, stdio: ['ignore', 'pipe', holdOutput ? 'pipe' : 'inherit'], env },
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', holdOutput ? 'pipe' : 'inherit'],
+      // Piped, the spec reporter would drop its colours on a terminal.
+      env: reporter === 'spec' ? { FORCE_COLOR: '1', ...env } : env,
+    },
   );
   let output = '';
   let tail = '';
@@ -45,8 +51,9 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean):
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return new Promise((resolveRun) => {
     child.once('close', (c) => {
-      // The summary: `# pass 3` (TAP) or `ℹ pass 3` (spec).
-      const count = (word: string) => Number(new RegExp(`^(?:# |ℹ )${word} (\\d+)$`, 'm').exec(tail)?.[1] ?? 0);
+      // The summary: `# pass 3` (TAP) or `ℹ pass 3` (spec, maybe in colour).
+      const plain = stripVTControlCharacters(tail);
+      const count = (word: string) => Number(new RegExp(`^(?:# |ℹ )${word} (\\d+)\r?$`, 'm').exec(plain)?.[1] ?? 0);
       resolveRun({ code: c ?? 1, passed: count('pass'), failed: count('fail'), output });
     });
   });

@@ -87,15 +87,15 @@ const service = (name: string): Service => {
 const env = (s: Service): Record<string, string> =>
   Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v ?? '']));
 
-before(() => {
-  const parsed = composeConfig(SECRETS);
-  assert.equal(parsed.status, 'ok', parsed.status === 'error' ? parsed.message : '');
-  const config = composeSchema.parse(parsed.status === 'ok' ? parsed.config : undefined);
-  services = config.services;
-  configs = config.configs ?? {};
-});
-
 describe('docker-compose.yml, as Docker Compose reads it', () => {
+  before(() => {
+    const parsed = composeConfig(SECRETS);
+    assert.equal(parsed.status, 'ok', parsed.status === 'error' ? parsed.message : '');
+    const config = composeSchema.parse(parsed.status === 'ok' ? parsed.config : undefined);
+    services = config.services;
+    configs = config.configs ?? {};
+  });
+
   it('refuses to start without each secret, naming it', () => {
     for (const name of Object.keys(SECRETS)) {
       const { [name as keyof typeof SECRETS]: _left, ...rest } = SECRETS;
