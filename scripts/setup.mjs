@@ -1,5 +1,7 @@
 // Installs what a fresh clone needs: npm dependencies, the pinned Temporal CLI, redis-server (card vault) and, for
-// the tests, Temporal's time-skipping test server, Chromium and Temporal's server built from the Go module proxy.
+// the tests, Temporal's time-skipping test server, Chromium and Temporal's server built from the Go module proxy;
+// for the tests and `npm run cluster`, PostgreSQL, temporal-sql-tool, its schema files and the Web UI server; for the
+// tests, the compose parser that validates docker-compose.yml.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists. With nothing to do it only
 // checks that files exist (a few milliseconds), so `npm start` can run it every time.
 //   node scripts/setup.mjs                  install what is missing (the tests' tools too, for npm test and setup)
@@ -10,6 +12,7 @@ import {
   accessSync,
   chmodSync,
   constants,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -38,6 +41,10 @@ const binaries = [
 ];
 // `npm test` (pretest) and `npm run setup` install the tests' tools as well; `npm start` and `npm run bench` do not.
 const forTests = ['pretest', 'setup'].includes(process.env.npm_lifecycle_event ?? '');
+// `npm run cluster` (precluster) needs the cluster's parts, not the tests' other tools.
+const forCluster = forTests || process.env.npm_lifecycle_event === 'precluster';
+/** The pinned versions of the real cluster (src/local/cluster-versions.ts reads the same file), read when needed. */
+const pinned = () => JSON.parse(readFileSync(join(root, 'tools', 'cluster-versions.json'), 'utf8'));
 const thisPlatform = `${process.platform}-${process.arch}`;
 
 function log(message) {
@@ -276,45 +283,158 @@ function chromium() {
 
 // The mTLS test's Temporal: the CLI's dev server serves no TLS, so Temporal's own server, built once with Go from the
 // module proxy into .tools/bin/temporal-server (Go's build cache makes a rebuild quick).
-const TEMPORAL_SERVER_VERSION = '1.32.2';
-const GO_TOOLCHAIN = 'go1.26.10'; // what go.temporal.io/server@v1.32.2's go.mod requires
 
 function temporalServerVersion(path) {
   try {
     const out = execFileSync(path, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return /version (\S+)/.exec(out)?.[1];
+    return /version v?(\S+)/.exec(out)?.[1];
   } catch {
     return undefined;
   }
 }
 
-function temporalServer() {
+function findGo(what) {
+  const go = ['go', '/usr/local/go/bin/go'].find((cmd) => (cmd.includes('/') ? existsSync(cmd) : commandExists(cmd)));
+  if (!go) {
+    throw new Error(
+      `Go is needed once, to build ${what}: install it ` +
+        '(https://go.dev/doc/install, or `apt-get install golang-go`), put `go` on PATH and run `npm run setup` again',
+    );
+  }
+  return go;
+}
+
+/** `go install <pkg>@v<version>` into .tools/bin/<name>, unless a binary there already says that version. */
+function goInstall(name, pkg, version, { envOverride, minutes }) {
+  const versions = pinned();
+  const override = process.env[envOverride];
+  if (override) {
+    if (!existsSync(override)) throw new Error(`${envOverride} points at ${override}, which does not exist`);
+    return;
+  }
+  const target = join(toolsDir, 'bin', name);
+  if (existsSync(target) && temporalServerVersion(target) === version) return;
+  const go = findGo(`${name} ${version}`);
+  const gobin = join(toolsDir, `${name}-build-${process.pid}`);
+  rmSync(gobin, { recursive: true, force: true });
+  log(
+    `building ${name} ${version} from the Go module proxy with ${versions.goToolchain} ` +
+      `(${minutes} the first time; later builds reuse Go's build cache)…`,
+  );
+  const started = Date.now();
+  run(go, ['install', `${pkg}@v${version}`], { ...process.env, GOBIN: gobin, GOTOOLCHAIN: versions.goToolchain });
+  mkdirSync(join(toolsDir, 'bin'), { recursive: true });
+  const built = readdirSync(gobin)[0];
+  if (!built) throw new Error(`go install ${pkg} produced no binary`);
+  renameSync(join(gobin, built), target);
+  rmSync(gobin, { recursive: true, force: true });
+  log(`installed .tools/bin/${name} in ${Math.round((Date.now() - started) / 1000)}s`);
+}
+
+// The real cluster of `npm run cluster` and cluster.test.ts: temporal-sql-tool and the schema files of the same
+// server version, and Temporal's Web UI server, all from the Go module proxy.
+function clusterTools() {
+  const versions = pinned();
+  if (!forCluster) return;
+  goInstall('temporal-sql-tool', 'go.temporal.io/server/cmd/tools/sql', versions.temporalServer, {
+    envOverride: 'TEMPORAL_SQL_TOOL_PATH',
+    minutes: 'about 5 minutes',
+  });
+  goInstall('temporal-ui-server', 'github.com/temporalio/ui-server/v2/cmd/server', versions.uiServer, {
+    envOverride: 'TEMPORAL_UI_SERVER_PATH',
+    minutes: 'about 2 minutes',
+  });
+  const schemaDir = join(toolsDir, 'temporal-schema', versions.temporalServer);
+  if (!process.env.TEMPORAL_SCHEMA_DIR && !existsSync(join(schemaDir, 'postgresql', 'v12'))) {
+    const go = findGo(`the schema files of go.temporal.io/server ${versions.temporalServer}`);
+    const out = execFileSync(go, ['mod', 'download', '-json', `go.temporal.io/server@v${versions.temporalServer}`], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, GOTOOLCHAIN: versions.goToolchain },
+    });
+    const moduleDir = JSON.parse(out).Dir;
+    cpSync(join(moduleDir, 'schema', 'postgresql', 'v12'), join(schemaDir, 'postgresql', 'v12'), { recursive: true });
+    // The module cache is read-only; the copy need not be.
+    run('chmod', ['-R', 'u+w', schemaDir]);
+    log(`copied the PostgreSQL schema of go.temporal.io/server ${versions.temporalServer} into ${schemaDir}`);
+  }
+}
+
+// PostgreSQL for the cluster: Debian's postgresql-<major> (initdb, postgres), installed with apt-get as root.
+function postgresql() {
+  const versions = pinned();
+  if (!forCluster || process.env.POSTGRES_BIN_DIR) return;
+  const bin = `/usr/lib/postgresql/${versions.postgres}/bin`;
+  if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb'))) return;
+  if (!commandExists('apt-get') || process.getuid?.() !== 0) {
+    throw new Error(
+      `PostgreSQL ${versions.postgres} is missing (${bin}): install it (\`sudo apt-get install postgresql-${versions.postgres}\`, ` +
+        `\`brew install postgresql@${versions.postgres}\`, …) or set POSTGRES_BIN_DIR to the directory holding initdb and postgres`,
+    );
+  }
+  log(`installing postgresql-${versions.postgres} (apt-get)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const args = ['install', '-y', '--no-install-recommends', `postgresql-${versions.postgres}`];
+  try {
+    run('apt-get', args, env);
+  } catch {
+    run('apt-get', ['update'], env);
+    run('apt-get', args, env);
+  }
+}
+
+// The compose parser of compose.test.ts: Docker Compose built from the Go module proxy at the pinned version (no
+// Docker engine is needed to parse). Its go.mod has `exclude` lines, which `go install pkg@version` refuses, so it
+// is built from a throwaway module that requires it.
+function composeParser() {
+  const versions = pinned();
   if (!forTests) return;
+  const override = process.env.DOCKER_COMPOSE_PATH;
+  if (override) {
+    if (!existsSync(override)) throw new Error(`DOCKER_COMPOSE_PATH points at ${override}, which does not exist`);
+    return;
+  }
+  const target = join(toolsDir, 'bin', 'docker-compose');
+  if (existsSync(target) && temporalServerVersion(target) === versions.compose) return;
+  const go = findGo(`docker compose ${versions.compose} (it validates docker-compose.yml)`);
+  const dir = join(toolsDir, `compose-build-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  log(`building docker compose ${versions.compose} from the Go module proxy (about 5 minutes the first time)…`);
+  const started = Date.now();
+  const env = { ...process.env, GOTOOLCHAIN: versions.goToolchain, GOFLAGS: '-mod=mod' };
+  const pkg = 'github.com/docker/compose/v2/cmd';
+  const ldflags = `-X github.com/docker/compose/v2/internal.Version=v${versions.compose}`;
+  const inDir = (args) => execFileSync(go, args, { cwd: dir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  inDir(['mod', 'init', 'localbuild/compose']);
+  inDir(['get', `${pkg}@v${versions.compose}`]);
+  inDir(['build', '-ldflags', ldflags, '-o', target, pkg]);
+  rmSync(dir, { recursive: true, force: true });
+  log(`installed .tools/bin/docker-compose in ${Math.round((Date.now() - started) / 1000)}s`);
+}
+
+function temporalServer() {
+  const versions = pinned();
+  if (!forCluster) return;
   const override = process.env.TEMPORAL_SERVER_PATH;
   if (override) {
     if (!existsSync(override)) throw new Error(`TEMPORAL_SERVER_PATH points at ${override}, which does not exist`);
     return;
   }
   const target = join(toolsDir, 'bin', 'temporal-server');
-  if (existsSync(target) && temporalServerVersion(target) === TEMPORAL_SERVER_VERSION) return;
-  const go = ['go', '/usr/local/go/bin/go'].find((cmd) => (cmd.includes('/') ? existsSync(cmd) : commandExists(cmd)));
-  if (!go) {
-    throw new Error(
-      `Go is needed once, to build Temporal's server ${TEMPORAL_SERVER_VERSION} for the mTLS test: install it ` +
-        '(https://go.dev/doc/install, or `apt-get install golang-go`), put `go` on PATH and run `npm run setup` again',
-    );
-  }
+  if (existsSync(target) && temporalServerVersion(target) === versions.temporalServer) return;
+  const go = findGo(`Temporal's server ${versions.temporalServer} for the mTLS test and the cluster`);
   const gobin = join(toolsDir, `temporal-server-build-${process.pid}`);
   rmSync(gobin, { recursive: true, force: true });
   log(
-    `building temporal-server ${TEMPORAL_SERVER_VERSION} from the Go module proxy with ${GO_TOOLCHAIN} ` +
+    `building temporal-server ${versions.temporalServer} from the Go module proxy with ${versions.goToolchain} ` +
       "(about 5 to 10 minutes the first time; later builds reuse Go's build cache)…",
   );
   const started = Date.now();
-  run(go, ['install', `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`], {
+  run(go, ['install', `go.temporal.io/server/cmd/server@v${versions.temporalServer}`], {
     ...process.env,
     GOBIN: gobin,
-    GOTOOLCHAIN: GO_TOOLCHAIN,
+    GOTOOLCHAIN: versions.goToolchain,
   });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
   renameSync(join(gobin, 'server'), target);
@@ -333,6 +453,9 @@ try {
     redisServer();
     chromium();
     temporalServer();
+    postgresql();
+    clusterTools();
+    composeParser();
   }
 } catch (err) {
   process.stderr.write(`[setup] failed: ${err instanceof Error ? err.message : String(err)}\n`);

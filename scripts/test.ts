@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
@@ -9,6 +10,54 @@ import { temporalBinary } from '../src/local/binaries';
 import { freePort } from '../src/local/free-port';
 
 const root = resolve(__dirname, '..');
+/**
+ * Files that bring their own servers (the real cluster) and share nothing with the others but Redis: a second test
+ * runner runs them beside the first (whose files run one at a time), and prints their output once the first is done.
+ */
+const ALONGSIDE = ['cluster.test.ts'];
+
+interface RunResult {
+  code: number;
+  passed: number;
+  failed: number;
+  /** The output of a runner whose output was held back. */
+  output: string;
+}
+
+/** Runs node's test runner over `files`, its output shown as it comes or held back; its summary gives the counts. */
+function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean): Promise<RunResult> {
+  if (files.length === 0) return Promise.resolve({ code: 0, passed: 0, failed: 0, output: '' });
+  const reporter = !holdOutput && process.stdout.isTTY ? 'spec' : 'tap';
+  const child = spawn(
+    process.execPath,
+    [
+      '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000',
+      `--test-reporter=${reporter}`, ...files,
+    ], // prettier-ignore
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', holdOutput ? 'pipe' : 'inherit'],
+      // Piped, the spec reporter would drop its colours on a terminal.
+      env: reporter === 'spec' ? { FORCE_COLOR: '1', ...env } : env,
+    },
+  );
+  let output = '';
+  let tail = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    if (holdOutput) output += chunk.toString();
+    else process.stdout.write(chunk);
+    tail = (tail + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolveRun) => {
+    child.once('close', (c) => {
+      // The summary: `# pass 3` (TAP) or `ℹ pass 3` (spec, maybe in colour).
+      const plain = stripVTControlCharacters(tail);
+      const count = (word: string) => Number(new RegExp(`^(?:# |ℹ )${word} (\\d+)\r?$`, 'm').exec(plain)?.[1] ?? 0);
+      resolveRun({ code: c ?? 1, passed: count('pass'), failed: count('fail'), output });
+    });
+  });
+}
 
 async function main(): Promise<number> {
   const started = Date.now();
@@ -31,23 +80,23 @@ async function main(): Promise<number> {
     `[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`,
   );
 
-  const code = await new Promise<number>((resolveCode) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-timeout=300000', ...files],
-      {
-        cwd: root,
-        stdio: 'inherit',
-        env: {
-          ...process.env,
-          TEST_TEMPORAL_ADDRESS: devServer.address,
-          TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
-          TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
-        },
-      },
-    );
-    child.once('exit', (c) => resolveCode(c ?? 1));
-  });
+  const env = {
+    ...process.env,
+    TEST_TEMPORAL_ADDRESS: devServer.address,
+    TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
+    TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
+  };
+  const alongside = files.filter((f) => ALONGSIDE.some((name) => f.endsWith(name)));
+  const main = files.filter((f) => !alongside.includes(f));
+  // With nothing else to run, the files alongside show their output as they go.
+  const [first, second] = await Promise.all([runTests(main, env, false), runTests(alongside, env, main.length > 0)]);
+  if (second.output) {
+    process.stdout.write(`[test] ${alongside.join(', ')}, run alongside the others:\n${second.output}`);
+  }
+  const code = first.code !== 0 ? first.code : second.code;
+  if (main.length > 0 && alongside.length > 0) {
+    process.stdout.write(`tests: ${first.passed + second.passed} passed, ${first.failed + second.failed} failed\n`);
+  }
   await Promise.all([devServer.stop(), redis?.stop()]);
   process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
   return code;

@@ -7,6 +7,8 @@ const OVERRIDES = {
   temporal: 'TEMPORAL_CLI_PATH',
   'temporal-test-server': 'TEMPORAL_TEST_SERVER_PATH',
   'temporal-server': 'TEMPORAL_SERVER_PATH',
+  'temporal-sql-tool': 'TEMPORAL_SQL_TOOL_PATH',
+  'temporal-ui-server': 'TEMPORAL_UI_SERVER_PATH',
 } as const;
 
 /** Path of a Temporal binary: the env override, else the copy `npm run setup` put under `.tools/bin`. */

@@ -1,0 +1,94 @@
+import type { Postgres } from './postgres';
+
+export type TemporalService = 'frontend' | 'history' | 'matching' | 'worker';
+export type TemporalPorts = Record<TemporalService, { grpc: number; membership: number }> & { frontendHttp: number };
+
+/** History shards: fixed when the database is first used, so never changed for a data directory. */
+export const HISTORY_SHARDS = 4;
+
+/**
+ * Temporal's server configuration (after its config/development-postgres12.yaml): both stores on PostgreSQL
+ * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only).
+ */
+export function temporalServerConfig(postgres: Postgres, ports: TemporalPorts, dynamicConfigFile: string): string {
+  const store = (database: string, conns: number) => `
+      sql:
+        pluginName: postgres12
+        databaseName: ${database}
+        connectAddr: 127.0.0.1:${postgres.port}
+        connectProtocol: tcp
+        user: ${postgres.user}
+        password: ${JSON.stringify(postgres.password)}
+        maxConns: ${conns}
+        maxIdleConns: ${conns}
+        maxConnLifetime: 1h`;
+  const services = (['frontend', 'history', 'matching', 'worker'] as const).map(
+    (name) => `
+  ${name}:
+    rpc:
+      grpcPort: ${ports[name].grpc}
+      membershipPort: ${ports[name].membership}
+      bindOnLocalHost: true${name === 'frontend' ? `\n      httpPort: ${ports.frontendHttp}` : ''}`,
+  );
+  return `# Written by src/local/temporal-server-config.ts on every start of the cluster.
+log:
+  stdout: true
+  level: warn
+persistence:
+  defaultStore: postgres-default
+  visibilityStore: postgres-visibility
+  numHistoryShards: ${HISTORY_SHARDS}
+  datastores:
+    postgres-default:${store('temporal', 20)}
+    postgres-visibility:${store('temporal_visibility', 4)}
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: 127.0.0.1
+services:${services.join('')}
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: active
+  currentClusterName: active
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: frontend
+      rpcAddress: 127.0.0.1:${ports.frontend.grpc}
+dcRedirectionPolicy:
+  policy: noop
+dynamicConfigClient:
+  filepath: ${dynamicConfigFile}
+  pollInterval: 10s
+`;
+}
+
+/** Dynamic configuration: search attributes answer queries as soon as they are registered (as the dev server's do). */
+export const DYNAMIC_CONFIG = `# Written by src/local/temporal-server-config.ts.
+system.forceSearchAttributesCacheRefreshOnRead:
+  - value: true
+limit.maxIDLength:
+  - value: 255
+`;
+
+/** The Web UI server's configuration: the frontend's address, read-only, on loopback. */
+export function uiServerConfig(frontend: string, port: number, namespace: string): string {
+  return `# Written by src/local/temporal-server-config.ts on every start of the cluster.
+temporalGrpcAddress: ${frontend}
+host: 127.0.0.1
+port: ${port}
+enableUi: true
+defaultNamespace: ${namespace}
+disableWriteActions: true
+notifyOnNewVersion: false
+disableNewsFetch: true
+cors:
+  cookieInsecure: true
+  unsafeAllowAllOrigins: false
+  allowOrigins:
+    - http://127.0.0.1:${port}
+    - http://localhost:${port}
+`;
+}

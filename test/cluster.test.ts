@@ -1,0 +1,370 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
+import type { PaymentType } from '../src/domain/requests';
+import { startCluster } from '../src/local/cluster';
+import type { Cluster } from '../src/local/cluster';
+import { freePort } from '../src/local/free-port';
+import { waitForHttp } from '../src/local/supervisor';
+import { startWorkerProcess } from '../src/local/worker-process';
+import { createSandbox } from '../src/sandbox/app';
+import type { Sandbox } from '../src/sandbox/app';
+import { paymentRequest } from './support/requests';
+import {
+  MERCHANT_KEY,
+  OPERATOR_KEY,
+  OPERATOR_NAME,
+  SANDBOX_TOKEN,
+  TEST_CALLBACK_SECRET,
+  TEST_CODEC_TOKEN_SECRET,
+  TEST_ENCRYPTION_KEYS,
+  TEST_SIGNING_KEYS,
+  testEnvironment,
+} from './support/stack';
+import type { SandboxRecord } from './support/stack';
+
+// The project on a real cluster (PostgreSQL, temporal-server, Web UI server) with two workers and two API servers:
+// merchants create payments on server A, the provider's callbacks go to server B; one worker is killed mid-load and
+// both servers restart one at a time.
+
+const SERVER_JS = resolve(__dirname, '..', 'dist', 'server.js');
+const TASK_QUEUE = 'cluster-test';
+const TYPES: PaymentType[] = ['mobile_money_debit', 'card_payment', 'bank_credit'];
+/**
+ * Sandbox scenarios and where each one settles (payment-scenarios.test.ts shows each on its own). Not 77 (success,
+ * then failure: the first to arrive wins), whose order a restart of the callbacks' server can swap.
+ */
+const SCENARIOS: Record<string, PaymentStatus> = {
+  '00': 'succeeded', // the success callback
+  '11': 'failed', // the failure callback
+  '22': 'succeeded', // no callback: reconciliation finds it
+  '66': 'succeeded', // repeated success callbacks
+  '33': 'needs_review', // reconciliation never finds an outcome
+  '88': 'failed', // a 400 at initiation
+  '99': 'succeeded', // the callback before the initiation answer
+};
+const ROUNDS = 4;
+/** Payments a wave (one every WAVE_MS): the load is spread over the kill and the restarts. */
+const WAVE = 6;
+const WAVE_MS = 1200;
+const FINAL: PaymentStatus[] = ['succeeded', 'failed', 'needs_review'];
+
+let dataDir: string;
+let cluster: Cluster | undefined;
+let sandbox: Sandbox | undefined;
+const children = new Set<ChildProcess>();
+const clusterOutput: string[] = [];
+
+function log(message: string): void {
+  process.stdout.write(`[cluster.test] ${message}\n`);
+}
+
+/** One API server: the compiled server, as the Dockerfile runs it. */
+async function startApiServer(env: NodeJS.ProcessEnv, port: number, name: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [SERVER_JS], {
+    env: { ...process.env, ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, child, name);
+  return child;
+}
+
+async function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+interface Created {
+  type: PaymentType;
+  scenario: string;
+  id: string;
+}
+
+/** Why a POST was re-sent: the server answered 503, or its connection was refused or reset (a restart). */
+const retried = { unavailable: 0, connection: 0 };
+
+/** POSTs a payment, re-sending the same body while the server restarts (503, refused or reset connections). */
+async function createPayment(baseUrl: string, body: unknown): Promise<PaymentResource> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const response = await request(`${baseUrl}/v1/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 201 || response.statusCode === 200) return JSON.parse(text) as PaymentResource;
+      if (response.statusCode !== 503 || attempt > 60) throw new Error(`POST answered ${response.statusCode}: ${text}`);
+      retried.unavailable++;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (!/ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|UND_ERR_CLOSED/.test(code) || attempt > 60) throw err;
+      retried.connection++;
+    }
+    await sleep(250);
+  }
+}
+
+async function getPayment(baseUrl: string, id: string): Promise<PaymentResource | undefined> {
+  try {
+    const response = await request(`${baseUrl}/v1/payments/${encodeURIComponent(id)}`, {
+      headers: { authorization: `Bearer ${OPERATOR_KEY}` },
+    });
+    const text = await response.body.text();
+    return response.statusCode === 200 ? (JSON.parse(text) as PaymentResource) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function sandboxGet<T>(path: string): Promise<T> {
+  const response = await request(`${sandbox?.url}${path}`, { headers: { authorization: `Bearer ${SANDBOX_TOKEN}` } });
+  assert.equal(response.statusCode, 200, `sandbox ${path}`);
+  return (await response.body.json()) as T;
+}
+
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'cluster-test-'));
+  // PostgreSQL runs as its own OS user when the tests run as root: it must reach its directory.
+  chmodSync(dataDir, 0o755);
+  cluster = await startCluster({
+    dataDir,
+    namespace: 'default',
+    log,
+    output: (line) => {
+      clusterOutput.push(line);
+      if (clusterOutput.length > 200) clusterOutput.shift();
+    },
+  });
+  const steps = Object.entries(cluster.timings).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)}s`);
+  log(`cluster ready at ${cluster.address}, Web UI ${cluster.uiUrl} (${steps.join(', ')})`);
+});
+
+after(async () => {
+  for (const child of [...children]) await stopProcess(child, 'SIGKILL');
+  await sandbox?.close();
+  await cluster?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it('two workers and two API servers on a real cluster settle every payment through a worker kill and rolling restarts', async (t) => {
+  assert.ok(cluster);
+  const started = Date.now();
+  const { vaultUrl, bundlePath } = testEnvironment();
+  sandbox = await createSandbox({
+    token: SANDBOX_TOKEN,
+    callbackDelayMs: 1000,
+    slowResponseMs: 8000,
+    auto3ds: 'approve',
+    host: '127.0.0.1',
+    port: 0,
+    logger: false,
+  });
+  const [portA, portB] = [await freePort(), await freePort()];
+  const urlA = `http://127.0.0.1:${portA}`;
+  const urlB = `http://127.0.0.1:${portB}`;
+  const shared = {
+    TEMPORAL_ADDRESS: cluster.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TASK_QUEUE,
+    // Callbacks go to server B: the workers put this base into every callback URL.
+    PUBLIC_BASE_URL: urlB,
+    PROVIDER_BASE_URL: sandbox.url,
+    PROVIDER_TOKEN: SANDBOX_TOKEN,
+    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+    SIGNING_KEYS: TEST_SIGNING_KEYS,
+    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+    VAULT_URL: vaultUrl,
+    LOG_LEVEL: 'warn',
+  };
+  const serverEnv = {
+    ...shared,
+    HOST: '127.0.0.1',
+    MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
+    OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
+    CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
+    FINGERPRINT_SECRET: 'test-fingerprint-secret-0123456789abcdef',
+    // Generous for a loaded machine (this test runs beside the others): a status query that times out, or a callback
+    // held back while server B restarts, must not look like a provider that never answers. Only scenario 33 waits
+    // them out.
+    CALLBACK_TIMEOUT_MOBILE_MONEY: '8s',
+    CALLBACK_TIMEOUT_CARD: '8s',
+    CALLBACK_TIMEOUT_BANK_CREDIT: '8s',
+    RECONCILE_FOR: '30s',
+    RECONCILE_INTERVAL: '2s',
+    LATE_CALLBACK_WINDOW: '5s',
+  };
+  const metricsPorts = [await freePort(), await freePort()];
+  const workerEnv = (n: 1 | 2) => ({
+    ...shared,
+    PROVIDER_STATUS_URL: `${sandbox?.url}/api/transactions/{transaction_id}`,
+    PROVIDER_STATUS_BY_REFERENCE_URL: `${sandbox?.url}/api/transactions?reference={reference}`,
+    PROVIDER_TIMEOUT: '5s',
+    PROVIDER_CONNECT_TIMEOUT: '1s',
+    WORKFLOW_BUNDLE_PATH: bundlePath,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPorts[n - 1]}`,
+  });
+  const track = (child: ChildProcess) => {
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    return child;
+  };
+  const worker2 = track(await startWorkerProcess(workerEnv(2)));
+  let worker1 = track(await startWorkerProcess(workerEnv(1)));
+  let [serverA, serverB] = await Promise.all([
+    startApiServer(serverEnv, portA, 'server A'),
+    startApiServer(serverEnv, portB, 'server B'),
+  ]);
+  const upAt = Date.now();
+  log(`2 workers and 2 API servers up in ${((upAt - started) / 1000).toFixed(1)}s`);
+
+  // The load: every type and scenario ROUNDS times, merchants on server A, in small waves over about 15 s.
+  const created: Created[] = [];
+  const all = Array.from({ length: ROUNDS }, () =>
+    TYPES.flatMap((type) => Object.keys(SCENARIOS).map((scenario) => ({ type, scenario }))),
+  ).flat();
+  const load = (async () => {
+    for (let i = 0; i < all.length; i += WAVE) {
+      const wave = all.slice(i, i + WAVE);
+      await Promise.all([
+        ...wave.map(async ({ type, scenario }) => {
+          const payment = await createPayment(urlA, paymentRequest(type, scenario));
+          created.push({ type, scenario, id: payment.id });
+        }),
+        sleep(WAVE_MS),
+      ]);
+    }
+  })();
+
+  // Meanwhile: SIGKILL a worker, restart server A, bring the worker back, restart server B.
+  let kills = 0;
+  let restarts = 0;
+  /** How many payments existed at each kill and restart: each one happens while the load runs. */
+  const during: number[] = [];
+  const chaos = (async () => {
+    await sleep(3000);
+    await stopProcess(worker1, 'SIGKILL');
+    kills++;
+    during.push(created.length);
+    log(`worker 1 killed (SIGKILL) with ${created.length} payments created`);
+    await sleep(2000);
+    await stopProcess(serverA, 'SIGTERM');
+    serverA = await startApiServer(serverEnv, portA, 'server A');
+    restarts++;
+    during.push(created.length);
+    log(`server A restarted with ${created.length} payments created`);
+    await sleep(1000);
+    worker1 = track(await startWorkerProcess(workerEnv(1)));
+    log('worker 1 back');
+    await stopProcess(serverB, 'SIGTERM');
+    serverB = await startApiServer(serverEnv, portB, 'server B');
+    restarts++;
+    during.push(created.length);
+    log(`server B restarted with ${created.length} payments created`);
+  })();
+  await Promise.all([load, chaos]);
+  const loadDone = Date.now();
+  assert.ok(
+    during.every((n) => n > 0 && n < all.length),
+    `the kill and the restarts happened mid-load (payments then: ${during.join(', ')} of ${all.length})`,
+  );
+
+  // Every payment settles where its scenario says.
+  const settled = new Map<string, PaymentResource>();
+  const deadline = Date.now() + 180_000;
+  while (settled.size < created.length && Date.now() < deadline) {
+    const open = created.filter((c) => !settled.has(c.id));
+    for (let i = 0; i < open.length; i += 16) {
+      await Promise.all(
+        open.slice(i, i + 16).map(async (c) => {
+          const payment = await getPayment(i % 32 === 0 ? urlA : urlB, c.id);
+          if (payment && FINAL.includes(payment.status)) settled.set(c.id, payment);
+        }),
+      );
+    }
+    if (settled.size < created.length) await sleep(1000);
+  }
+  const settledAt = Date.now();
+  const stuck = created.filter((c) => !settled.has(c.id));
+  const byStatus: Record<string, number> = {};
+  for (const payment of settled.values()) byStatus[payment.status] = (byStatus[payment.status] ?? 0) + 1;
+  const statusCounts = Object.entries(byStatus)
+    .map(([status, n]) => `${status} ${n}`)
+    .join(', ');
+  log(
+    `settled ${settled.size}/${created.length} in ${((settledAt - loadDone) / 1000).toFixed(1)}s after the load: ${statusCounts}; stuck ${stuck.length}`,
+  );
+  assert.deepEqual(
+    stuck.map((c) => `${c.type}/${c.scenario} ${c.id}`),
+    [],
+    `payments not settled within 180s\n${clusterOutput.slice(-20).join('\n')}`,
+  );
+  const wrong = created
+    .map((c) => ({ ...c, status: settled.get(c.id)?.status }))
+    .filter((c) => c.status !== SCENARIOS[c.scenario]);
+  assert.deepEqual(
+    wrong.map((c) => `${c.type}/${c.scenario}: ${c.status}`),
+    [],
+    wrong
+      .map(
+        (c) =>
+          `${c.id}: ${settled
+            .get(c.id)
+            ?.events.map((e) => e.type)
+            .join(' ')}`,
+      )
+      .join('\n'),
+  );
+
+  // The sandbox's ledger: exactly one initiation per payment, one transaction for each it accepted.
+  const requests = await sandboxGet<SandboxRecord[]>('/sandbox/requests');
+  const transactions = await sandboxGet<SandboxRecord[]>('/sandbox/transactions');
+  const count = (records: SandboxRecord[], id: string) =>
+    records.filter((r) => (r.body?.callback_url ?? r.callback_url ?? '').includes(encodeURIComponent(id))).length;
+  for (const c of created) {
+    assert.equal(count(requests, c.id), 1, `one initiation request for ${c.type}/${c.scenario} ${c.id}`);
+    assert.equal(count(transactions, c.id), c.scenario === '88' ? 0 : 1, `transactions of ${c.type}/${c.scenario}`);
+  }
+  // Every callback URL names server B; callbacks that arrived while B restarted were re-sent or reconciled.
+  const callbackUrls = requests.map((r) => r.body?.callback_url ?? '');
+  assert.deepEqual(
+    callbackUrls.filter((url) => !url.startsWith(`${urlB}/`)),
+    [],
+  );
+  const byCallback = [...settled.values()].filter((p) => p.events.some((e) => e.type === 'callback_received')).length;
+  assert.ok(byCallback > created.length / 2, `${byCallback} payments settled by a callback to server B`);
+
+  // The Web UI server answers with the cluster's workflows.
+  const listed = await request(
+    `${cluster.uiUrl}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`TaskQueue="${TASK_QUEUE}"`)}`,
+  );
+  assert.equal(listed.statusCode, 200);
+  const executions = ((await listed.body.json()) as { executions?: unknown[] }).executions ?? [];
+  assert.ok(executions.length > 0, 'the Web UI lists the payments');
+
+  const figures = [
+    `payments ${created.length} (${TYPES.length} types × ${Object.keys(SCENARIOS).length} scenarios × ${ROUNDS}) created on server A, callbacks to server B`,
+    `workers 2, kills ${kills} (SIGKILL), server restarts ${restarts} (A then B), at ${during.join('/')} payments created; client re-sends ${retried.connection} after refused connections, ${retried.unavailable} after 503`,
+    `settled ${settled.size}/${created.length}: ${Object.entries(byStatus)
+      .map(([s, n]) => `${s} ${n}`)
+      .join(', ')}; stuck ${stuck.length}`,
+    `ledger: initiation requests ${created.length} (one each), transactions ${created.filter((c) => c.scenario !== '88').length}; ${byCallback} settled by a callback to server B`,
+    `Web UI lists ${executions.length} workflows on the first page`,
+    `durations: cluster ${(Object.values(cluster.timings).reduce((a, b) => a + b, 0) / 1000).toFixed(1)}s, processes ${((upAt - started) / 1000).toFixed(1)}s, load ${((loadDone - upAt) / 1000).toFixed(1)}s, settling ${((settledAt - loadDone) / 1000).toFixed(1)}s`,
+  ];
+  for (const line of figures) log(line);
+  t.diagnostic(figures.join('; '));
+  await Promise.all([stopProcess(worker1, 'SIGTERM'), stopProcess(worker2, 'SIGTERM')]);
+  await Promise.all([stopProcess(serverA, 'SIGTERM'), stopProcess(serverB, 'SIGTERM')]);
+});
