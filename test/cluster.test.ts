@@ -352,6 +352,12 @@ it('two workers and two API servers on a real cluster settle every payment throu
   assert.equal(listed.statusCode, 200);
   const executions = ((await listed.body.json()) as { executions?: unknown[] }).executions ?? [];
   assert.ok(executions.length > 0, 'the Web UI lists the payments');
+  // Read-only, and Terminate and Reset hidden even were writes allowed (they leave payments without an outcome).
+  const settings = (await (await request(`${cluster.uiUrl}/api/v1/settings`)).body.json()) as Record<string, unknown>;
+  assert.deepEqual(
+    [settings.DisableWriteActions, settings.WorkflowTerminateDisabled, settings.WorkflowResetDisabled],
+    [true, true, true],
+  );
 
   const figures = [
     `payments ${created.length} (${TYPES.length} types × ${Object.keys(SCENARIOS).length} scenarios × ${ROUNDS}) created on server A, callbacks to server B`,

@@ -151,6 +151,9 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
     assert.equal(open.status, 'ok');
     const openServices = composeSchema.parse(open.status === 'ok' ? open.config : undefined).services;
     assert.equal(openServices['temporal-ui']?.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS, 'false');
+    // Terminate and Reset stay hidden even then: they leave payments without an outcome.
+    assert.equal(openServices['temporal-ui']?.environment?.TEMPORAL_WORKFLOW_TERMINATE_DISABLED, 'true');
+    assert.equal(openServices['temporal-ui']?.environment?.TEMPORAL_WORKFLOW_RESET_DISABLED, 'true');
     assert.equal(openServices.server?.ports?.[0]?.host_ip, '0.0.0.0');
   });
 

@@ -82,6 +82,8 @@ port: ${port}
 enableUi: true
 defaultNamespace: ${namespace}
 disableWriteActions: true
+workflowTerminateDisabled: true
+workflowResetDisabled: true
 notifyOnNewVersion: false
 disableNewsFetch: true
 cors:
