@@ -9,6 +9,9 @@ export const WorkerMetrics = {
   reconciliations: 'payment_reconciliations',
   providerLatency: 'provider_request_latency',
   providerErrors: 'provider_request_errors',
+  notificationAttempts: 'notification_attempts',
+  notificationDeliveries: 'notification_deliveries',
+  notificationsRefused: 'notifications_refused',
 } as const;
 
 /** Emitted by the server, served on METRICS_PORT. */

@@ -65,7 +65,8 @@ export type PaymentEventType =
   | 'needs_review'
   | 'resolved'
   | 'succeeded'
-  | 'failed';
+  | 'failed'
+  | 'notification_queued';
 
 export interface PaymentEvent {
   at: string;

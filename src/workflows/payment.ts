@@ -31,6 +31,7 @@ import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
+import { MERCHANT_NOTIFICATIONS, Notifier, PaymentNotices } from './merchant-notifications';
 import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a timeout,
@@ -64,12 +65,18 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   const { paymentId, request } = input;
   paymentStarted(paymentId, request.type);
   const reports: Promise<void>[] = [];
+  // The merchant hears of the changes that matter; the hand-offs never hold up the payment (awaited at its end only).
+  const notifier = patched(MERCHANT_NOTIFICATIONS)
+    ? new Notifier(input.merchantId, paymentId, (event) => state.notificationQueued(event.type, event.id, workflowTime()))
+    : undefined;
+  const notices = notifier && new PaymentNotices(notifier);
   const state: PaymentState = new PaymentState(input, (status) => {
     publishStatus(state);
     paymentStatusChanged(paymentId, request.type, status);
     if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
       reports.push(reportToBatch(input.batchId, paymentId, status));
     }
+    notices?.observe(state.resource);
   });
   setHandler(paymentQuery, () => state.resource);
   setHandler(callbackSignal, (callback) => {
@@ -78,6 +85,8 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     const refusal = messageRefusal(callback, 'callback', paymentId);
     if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
     state.callback((callback as unknown as Signed<ProviderCallback>).body, workflowTime());
+    // A late callback that contradicts the outcome is news to the merchant.
+    notices?.observe(state.resource);
   });
   setHandler(
     resolveUpdate,
@@ -95,6 +104,8 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   );
 
   await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input);
+  // A card payment's redirect arrives with the acknowledgement, after the status became pending.
+  notices?.observe(state.resource);
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
   const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
   if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
@@ -109,6 +120,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   // The first outcome is final, but a provider may still call back; stay a while to record what it says.
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
   await Promise.all(reports);
+  await notifier?.drained();
   await condition(allHandlersFinished);
   return state.resource;
 }
