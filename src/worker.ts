@@ -1,4 +1,4 @@
-import { loadConfigOrExit, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { loadConfigOrExit, notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH ?? (__filename.endsWith('.js') ? WORKFLOW_BUNDLE : undefined),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    notifications: notificationSettings(config),
     deps: {
       provider,
       cardVault,

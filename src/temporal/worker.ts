@@ -3,7 +3,10 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
-import { batchItemsQuery } from '../workflows/definitions';
+import { createNotificationActivities } from '../activities/notification-activities';
+import type { NotificationActivityDeps } from '../activities/notification-activities';
+import { NOTIFICATION_DISPATCHER_WORKFLOW } from '../domain/ids';
+import { batchItemsQuery, notificationSignal } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -26,7 +29,18 @@ export interface PaymentWorkerOptions {
   workflowBundlePath?: string;
   /** Workflows kept in the worker's cache; bounds its memory when thousands of payments wait at once. */
   maxCachedWorkflows?: number;
+  /** Merchants' notification URLs and the retry schedule (MERCHANT_WEBHOOKS, NOTIFICATION_*); none without. */
+  notifications?: NotificationSettings;
 }
+
+/** What the notification activities need besides what the worker makes itself (a client, the signing keys). */
+export type NotificationSettings = Pick<NotificationActivityDeps, 'webhooks' | 'retry' | 'requestTimeoutMs'>;
+
+const NO_NOTIFICATIONS: NotificationSettings = {
+  webhooks: new Map(),
+  retry: { initialMs: 60_000, maxIntervalMs: 3_600_000, forMs: 86_400_000 },
+  requestTimeoutMs: 10_000,
+};
 
 export interface PaymentWorker {
   worker: Worker;
@@ -60,6 +74,20 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
         provider: withProviderMetrics(options.deps.provider, Runtime.instance().metricMeter),
       }),
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
+      ...createNotificationActivities({
+        ...(options.notifications ?? NO_NOTIFICATIONS),
+        signingKeys: options.deps.signingKeys,
+        handToDispatcher: async (workflowId, merchantId, message) => {
+          await client.workflow.signalWithStart(NOTIFICATION_DISPATCHER_WORKFLOW, {
+            workflowId,
+            taskQueue: options.taskQueue,
+            args: [{ merchantId }],
+            signal: notificationSignal,
+            signalArgs: [message],
+            staticSummary: `notifications to merchant ${merchantId}`,
+          });
+        },
+      }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     dataConverter,

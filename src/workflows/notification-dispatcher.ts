@@ -16,7 +16,7 @@ import {
 import type { NotificationActivities } from '../activities/notification-activities';
 import { WorkerMetrics } from '../domain/metric-names';
 import { DeliveryFailureTypes } from '../domain/notification-delivery';
-import type { AttemptFailure, NotificationOrder, NotificationReplay } from '../domain/notification-delivery';
+import type { AttemptFailure, NotificationReplay } from '../domain/notification-delivery';
 import { messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { notificationSignal, notificationsQuery, replayNotificationUpdate } from './definitions';
@@ -115,7 +115,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
 async function deliver(merchantId: string, entry: DispatchEntry): Promise<DeliveryEnd> {
   const { record, order } = entry;
   if (!order) return { status: 'failed', attempts: 0, error: 'the event is no longer kept' };
-  const { retry } = order as NotificationOrder;
+  const { retry } = order;
   const deadline = Date.parse(record.first_attempt_at ?? workflowTime().toISOString()) + retry.forMs;
   const { deliverNotification } = proxyActivities<NotificationActivities>({
     startToCloseTimeout: retry.attemptTimeoutMs,
