@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { SIGNATURE_HEADER, signNotification } from '../client/notification-signature';
@@ -154,7 +154,9 @@ function failure(
   { attempt, nonRetryable = false }: { attempt: number; nonRetryable?: boolean },
 ): ApplicationFailure {
   const details: AttemptFailure = { attempt, error: type };
-  return ApplicationFailure.create({ type, message, nonRetryable, details: [details] });
+  // The merchant's endpoint failing is not the worker's error: the SDK logs it at debug (our own line says it once).
+  const category = ApplicationFailureCategory.BENIGN;
+  return ApplicationFailure.create({ type, message, nonRetryable, details: [details], category });
 }
 
 function count(outcome: PostOutcome['kind']): void {

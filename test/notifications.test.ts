@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { request } from 'undici';
+import { parseConfig } from '../src/config';
+import { cliSchema } from '../src/cli/context';
+import { NOTIFICATION_DISPATCHER_WORKFLOW, notificationDispatcherId } from '../src/domain/ids';
+import type { NotificationEvent } from '../src/domain/notification';
+import type { DeliveryRecord, NotificationOrder } from '../src/domain/notification-delivery';
+import type { PaymentResource } from '../src/domain/payment';
+import { signMessage } from '../src/crypto/signing';
+import { parseKeyring } from '../src/crypto/keyring';
+import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
+import { connectClient } from '../src/temporal/client';
+import { notificationSignal } from '../src/workflows/definitions';
+import { ops } from './support/ops';
+import { paymentRequest } from './support/requests';
+import {
+  NOTIFIED_MERCHANT_KEY,
+  SANDBOX_TOKEN,
+  TEST_ENCRYPTION_KEYS,
+  TEST_SIGNING_KEYS,
+  startStack,
+  testEnvironment,
+} from './support/stack';
+import type { Stack } from './support/stack';
+
+let stack: Stack;
+let client: Client;
+before(async () => {
+  stack = await startStack();
+  client = await connectClient(
+    parseConfig(cliSchema, { TEMPORAL_ADDRESS: testEnvironment().address, ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS }),
+  );
+});
+after(async () => {
+  await client?.connection.close();
+  await stack?.close();
+});
+
+async function setMode(mode: ReceiverMode): Promise<void> {
+  const response = await request(`${stack.sandbox.url}/merchant/notifications/mode`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${SANDBOX_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(mode),
+  });
+  assert.equal(response.statusCode, 200);
+  await response.body.dump();
+}
+
+/** What the sandbox's merchant received about one payment (or batch), in arrival order. */
+async function received(subject: string): Promise<ReceivedNotification[]> {
+  const all = await stack.sandboxGet<ReceivedNotification[]>('/merchant/notifications');
+  return all.filter((n) => (n.event as NotificationEvent).data?.object?.id === subject);
+}
+
+async function receivedUntil(
+  subject: string,
+  done: (list: ReceivedNotification[]) => boolean,
+  timeoutMs = 20_000,
+): Promise<ReceivedNotification[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = await received(subject);
+    if (done(list)) return list;
+    if (Date.now() > deadline) throw new Error(`not received in time; got ${JSON.stringify(list.map(summary))}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const summary = (n: ReceivedNotification) => `${n.type} ${n.event_id} ${n.answered}`;
+const delivered = (list: ReceivedNotification[], type: string) =>
+  list.some((n) => n.type === type && n.answered === 200);
+
+async function pay(type: 'card_payment' | 'mobile_money_debit', scenario: string): Promise<PaymentResource> {
+  const response = await stack.api('POST', '/v1/payments', paymentRequest(type, scenario), NOTIFIED_MERCHANT_KEY);
+  assert.equal(response.status, 201, JSON.stringify(response.body));
+  return response.body;
+}
+
+describe('merchant notifications', () => {
+  it("arrive signed and in order, with the payment as GET shows it, and are recorded in the payment's events", async () => {
+    await setMode({ mode: 'ok' });
+    const payment = await pay('card_payment', '00');
+    const list = await receivedUntil(payment.id, (l) => delivered(l, 'payment.succeeded'));
+    assert.deepEqual(
+      list.map((n) => [n.type, n.answered, n.verified]),
+      [
+        ['payment.action_required', 200, true],
+        ['payment.succeeded', 200, true],
+      ],
+    );
+    const [required, succeeded] = list.map((n) => n.event as NotificationEvent);
+    assert.equal(required!.data.object.status, 'pending');
+    assert.deepEqual(required!.data.object.next_action, payment.next_action);
+    assert.equal(succeeded!.data.object.status, 'succeeded');
+    assert.equal(succeeded!.merchant_id, stack.notifiedMerchant);
+    assert.ok(required!.created_at <= succeeded!.created_at);
+    assert.notEqual(required!.id, succeeded!.id);
+    assert.deepEqual(
+      list.map((n) => n.idempotency_key),
+      list.map((n) => n.event_id),
+    );
+
+    const shown = await stack.waitForStatus(payment.id, ['succeeded']);
+    const deadline = Date.now() + 10_000;
+    let queued: string[] = [];
+    while (queued.length < 2 && Date.now() < deadline) {
+      const current = await stack.api('GET', `/v1/payments/${payment.id}`, undefined, NOTIFIED_MERCHANT_KEY);
+      queued = current.body.events.filter((e) => e.type === 'notification_queued').map((e) => e.message ?? '');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(queued, [`payment.action_required ${required!.id}`, `payment.succeeded ${succeeded!.id}`]);
+    assert.equal(shown.status, 'succeeded');
+  });
+
+  it('reach a receiver that fails for a while once it recovers, each event under one id, still in order', async () => {
+    await setMode({ mode: 'fail', status: 500, times: 3 });
+    const payment = await pay('card_payment', '00');
+    const list = await receivedUntil(payment.id, (l) => delivered(l, 'payment.succeeded'));
+    assert.deepEqual(
+      list.map((n) => [n.type, n.answered]),
+      [
+        ['payment.action_required', 500],
+        ['payment.action_required', 500],
+        ['payment.action_required', 500],
+        ['payment.action_required', 200],
+        ['payment.succeeded', 200],
+      ],
+    );
+    assert.equal(new Set(list.slice(0, 4).map((n) => n.event_id)).size, 1, 'one event id for every attempt');
+    assert.ok(list.every((n) => n.verified));
+  });
+
+  it('stop at 410 (no retry), show as stopped to operators, and go out again when replayed', async () => {
+    await setMode({ mode: 'gone', times: 1 });
+    const payment = await pay('mobile_money_debit', '00');
+    const first = await receivedUntil(payment.id, (l) => l.length >= 1);
+    assert.deepEqual(first.map((n) => [n.type, n.answered]), [['payment.succeeded', 410]]);
+    const eventId = first[0]!.event_id!;
+
+    const merchant = ['--merchant', stack.notifiedMerchant];
+    let stopped: DeliveryRecord[] = [];
+    for (const deadline = Date.now() + 10_000; stopped.length === 0 && Date.now() < deadline; ) {
+      const run = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      stopped = (JSON.parse(run.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
+    }
+    assert.equal(stopped[0]?.status, 'stopped');
+    assert.match(stopped[0]?.last_error ?? '', /http_410/);
+    // Nothing more went out: 410 means stop.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((await received(payment.id)).length, 1);
+
+    const replay = await ops(['notifications', 'replay', eventId, ...merchant, '--by', 'ada.ops']);
+    assert.equal(replay.code, 0, replay.stderr);
+    const list = await receivedUntil(payment.id, (l) => l.length >= 2);
+    assert.deepEqual(
+      list.map((n) => [n.event_id, n.answered]),
+      [
+        [eventId, 410],
+        [eventId, 200],
+      ],
+    );
+    const again = await ops(['notifications', 'replay', eventId, ...merchant]);
+    assert.equal(again.code, 4, 'a delivered event cannot be replayed');
+  });
+
+  it('drop an event handed to the dispatcher without a valid signature (a forged settlement)', async () => {
+    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
+    const event: NotificationEvent = {
+      id: 'evt_forged0123456789',
+      type: 'payment.succeeded',
+      created_at: new Date().toISOString(),
+      merchant_id: stack.notifiedMerchant,
+      data: { object: { id: 'payment-forged', status: 'succeeded' } },
+    };
+    const order: NotificationOrder = {
+      event,
+      subject: 'payment-forged',
+      retry: { initialMs: 200, maxIntervalMs: 1000, forMs: 5000, attemptTimeoutMs: 5000 },
+    };
+    const wrongKey = parseKeyring(`sign-1:${Buffer.alloc(32, 3).toString('base64')}`);
+    const handle = client.workflow.getHandle(dispatcherId);
+    await handle.signal(notificationSignal, signMessage(wrongKey, 'notification', dispatcherId, order));
+    const rightKeyOtherWorkflow = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'notification', 'elsewhere', order);
+    await handle.signal(notificationSignal, rightKeyOtherWorkflow);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(await received('payment-forged'), []);
+    const description = await handle.describe();
+    assert.equal(description.type, NOTIFICATION_DISPATCHER_WORKFLOW);
+  });
+});
