@@ -13,7 +13,11 @@ import type { ReceivedNotification } from '../src/sandbox/merchant-inbox';
 
 const SECRET = 'whsec_unit_0123456789abcdef0123456789';
 const NEW_SECRET = 'whsec_unit_new_abcdef0123456789abcdef';
-const BODY = JSON.stringify({ id: 'evt_0123456789abcdef', type: 'payment.succeeded', data: { object: { amount: 12.5 } } });
+const BODY = JSON.stringify({
+  id: 'evt_0123456789abcdef',
+  type: 'payment.succeeded',
+  data: { object: { amount: 12.5 } },
+});
 const NOW = new Date('2026-05-01T12:00:00Z');
 
 describe('the notification signature (Payments-Signature: t=…,v1=…)', () => {
@@ -120,7 +124,10 @@ describe("the sandbox's merchant side", () => {
 
   it('fails as told: an error status for the next N, then 410, then answers 2xx again', async () => {
     const signed = () => signNotification(BODY, [SECRET]);
-    assert.equal((await call('PUT', '/merchant/notifications/mode', { mode: 'fail', status: 503, times: 2 })).status, 200);
+    assert.equal(
+      (await call('PUT', '/merchant/notifications/mode', { mode: 'fail', status: 503, times: 2 })).status,
+      200,
+    );
     assert.equal((await send(BODY, signed())).statusCode, 503);
     assert.equal((await send(BODY, signed())).statusCode, 503);
     assert.equal((await send(BODY, signed())).statusCode, 200);

@@ -12,7 +12,7 @@ import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { connectClient } from '../src/temporal/client';
-import { notificationSignal } from '../src/workflows/definitions';
+import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
 import { ops } from './support/ops';
 import { paymentRequest } from './support/requests';
 import {
@@ -136,12 +136,15 @@ describe('merchant notifications', () => {
     await setMode({ mode: 'gone', times: 1 });
     const payment = await pay('mobile_money_debit', '00');
     const first = await receivedUntil(payment.id, (l) => l.length >= 1);
-    assert.deepEqual(first.map((n) => [n.type, n.answered]), [['payment.succeeded', 410]]);
+    assert.deepEqual(
+      first.map((n) => [n.type, n.answered]),
+      [['payment.succeeded', 410]],
+    );
     const eventId = first[0]!.event_id!;
 
     const merchant = ['--merchant', stack.notifiedMerchant];
     let stopped: DeliveryRecord[] = [];
-    for (const deadline = Date.now() + 10_000; stopped.length === 0 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; stopped.length === 0 && Date.now() < deadline;) {
       const run = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
       assert.equal(run.code, 0, run.stderr);
       stopped = (JSON.parse(run.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
@@ -189,5 +192,34 @@ describe('merchant notifications', () => {
     assert.deepEqual(await received('payment-forged'), []);
     const description = await handle.describe();
     assert.equal(description.type, NOTIFICATION_DISPATCHER_WORKFLOW);
+  });
+
+  it('keep their queues and records when the dispatcher continues as new with deliveries in flight', async () => {
+    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
+    await client.workflow.getHandle(dispatcherId).terminate('a dispatcher that continues as new sooner');
+    const started = await client.workflow.start(NOTIFICATION_DISPATCHER_WORKFLOW, {
+      workflowId: dispatcherId,
+      taskQueue: stack.taskQueue,
+      args: [{ merchantId: stack.notifiedMerchant, maxRunEvents: 15 }],
+    });
+    await setMode({ mode: 'fail', status: 503 });
+    const payments: string[] = [];
+    for (let i = 0; i < 3; i++) payments.push((await pay('mobile_money_debit', '00')).id);
+    // Three events handed off and failing: the run passes 15 events and continues as new.
+    const handle = client.workflow.getHandle(dispatcherId);
+    for (const deadline = Date.now() + 20_000; (await handle.describe()).runId === started.firstExecutionRunId;) {
+      assert.ok(Date.now() < deadline, 'the dispatcher did not continue as new');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await setMode({ mode: 'ok' });
+    for (const id of payments) {
+      const list = await receivedUntil(id, (l) => delivered(l, 'payment.succeeded'));
+      assert.equal(new Set(list.map((n) => n.event_id)).size, 1, `payment ${id}: one event id across both runs`);
+    }
+    const records = await handle.query(notificationsQuery);
+    assert.deepEqual(
+      payments.map((id) => records.find((r) => r.subject === id)?.status),
+      ['delivered', 'delivered', 'delivered'],
+    );
   });
 });

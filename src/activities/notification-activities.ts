@@ -49,7 +49,7 @@ export interface NotificationHandOff {
 /** Builds the notification activities around their dependencies, so tests hand in fakes. */
 export function createNotificationActivities(deps: NotificationActivityDeps) {
   const clock = deps.clock ?? (() => new Date());
-  const attemptTimeoutMs = deps.requestTimeoutMs + 5000;
+  const attemptTimeoutMs = deps.requestTimeoutMs + 2000;
   return {
     /**
      * Hands an event to the merchant's dispatcher, signed for it; `queued: false` when the merchant has no

@@ -47,7 +47,7 @@ export class DispatcherState {
   }
 
   /** Queues an event behind its subject's earlier ones; false for an event already seen (a repeated hand-off). */
-  enqueue(order: NotificationOrder, merchantId: string, now: Date): boolean {
+  enqueue(order: NotificationOrder, now: Date): boolean {
     const id = order.event.id;
     if (this.seenSet.has(id) || this.entries.has(id)) return false;
     this.remember(id);
@@ -56,7 +56,7 @@ export class DispatcherState {
       record: {
         event_id: id,
         type: order.event.type,
-        merchant_id: merchantId,
+        merchant_id: order.event.merchant_id,
         subject: order.subject,
         status: 'pending',
         attempts: 0,

@@ -30,6 +30,7 @@ const CONCURRENCY = 20;
 const MAX_RUN_EVENTS = 4000;
 
 export interface DispatcherInput {
+  /** For the Web UI only: each event is sent to the merchant it names (signed), whoever started this workflow. */
   merchantId: string;
   /** Only from the run this one continues (ignored in a run started from outside). */
   carry?: DispatcherCarry;
@@ -47,7 +48,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
   const info = workflowInfo();
   const self = info.workflowId;
   const state = new DispatcherState(info.continuedFromExecutionRunId ? input.carry : undefined);
-  const maxRunEvents = input.maxRunEvents ?? MAX_RUN_EVENTS;
+  const maxRunEvents = Math.max(input.maxRunEvents ?? MAX_RUN_EVENTS, 10);
 
   setHandler(notificationSignal, (message) => {
     const refusal = messageRefusal(message, 'notification', self);
@@ -57,7 +58,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
       log.warn('notification refused', { dispatcher: self, refusal });
       return;
     }
-    state.enqueue(message.body, input.merchantId, workflowTime());
+    state.enqueue(message.body, workflowTime());
   });
   setHandler(notificationsQuery, () => state.records());
   setHandler(
@@ -90,7 +91,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
       const id = entry.record.event_id;
       const scope = new CancellationScope();
       const done = scope
-        .run(() => deliver(input.merchantId, entry))
+        .run(() => deliver(entry))
         .then((end) => {
           const record = state.finish(id, end, workflowTime());
           if (record) delivered(record.status, record.type);
@@ -112,7 +113,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
 }
 
 /** One event's delivery, retried with the backoff of the worker that queued it until its window closes. */
-async function deliver(merchantId: string, entry: DispatchEntry): Promise<DeliveryEnd> {
+async function deliver(entry: DispatchEntry): Promise<DeliveryEnd> {
   const { record, order } = entry;
   if (!order) return { status: 'failed', attempts: 0, error: 'the event is no longer kept' };
   const { retry } = order;
@@ -129,7 +130,7 @@ async function deliver(merchantId: string, entry: DispatchEntry): Promise<Delive
         activityId: `${record.event_id}/${record.replays}/${workflowInfo().runId.slice(0, 8)}`,
         summary: `${record.type} ${record.event_id} (${record.subject})`,
       },
-      [{ merchantId, event: order.event }],
+      [{ merchantId: order.event.merchant_id, event: order.event }],
     );
     return { status: 'delivered', attempts: receipt.attempt };
   } catch (err) {
