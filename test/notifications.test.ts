@@ -13,6 +13,8 @@ import { parseKeyring } from '../src/crypto/keyring';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { connectClient } from '../src/temporal/client';
 import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
+import type { BatchProgress } from '../src/domain/batch';
+import { batchBody } from './support/batches';
 import { ops } from './support/ops';
 import { paymentRequest } from './support/requests';
 import {
@@ -51,7 +53,7 @@ async function setMode(mode: ReceiverMode): Promise<void> {
 /** What the sandbox's merchant received about one payment (or batch), in arrival order. */
 async function received(subject: string): Promise<ReceivedNotification[]> {
   const all = await stack.sandboxGet<ReceivedNotification[]>('/merchant/notifications');
-  return all.filter((n) => (n.event as NotificationEvent).data?.object?.id === subject);
+  return all.filter((n) => subjectOf(n) === subject);
 }
 
 async function receivedUntil(
@@ -68,6 +70,7 @@ async function receivedUntil(
   }
 }
 
+const subjectOf = (n: ReceivedNotification) => String((n.event as NotificationEvent).data?.object?.id);
 const summary = (n: ReceivedNotification) => `${n.type} ${n.event_id} ${n.answered}`;
 const delivered = (list: ReceivedNotification[], type: string) =>
   list.some((n) => n.type === type && n.answered === 200);
@@ -167,6 +170,27 @@ describe('merchant notifications', () => {
     );
     const again = await ops(['notifications', 'replay', eventId, ...merchant]);
     assert.equal(again.code, 4, 'a delivered event cannot be replayed');
+  });
+
+  it("tell a batch's progress a few times (not per item) and its completion; each item tells its own outcome", async () => {
+    await setMode({ mode: 'ok' });
+    const body = batchBody(`notified-${Date.now().toString(36)}`, 20);
+    const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body, NOTIFIED_MERCHANT_KEY);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const list = await receivedUntil(created.body.id, (l) => delivered(l, 'batch.completed'));
+    assert.deepEqual(
+      list.map((n) => n.type),
+      ['batch.progress', 'batch.completed'],
+    );
+    const [progress, completed] = list.map(
+      (n) => (n.event as NotificationEvent).data.object as unknown as BatchProgress,
+    );
+    assert.equal(progress!.items.in_flight.count + progress!.items.not_started.count, 10);
+    assert.equal(completed!.status, 'completed');
+    assert.equal(completed!.items.succeeded.count, 20);
+    const all = await stack.sandboxGet<ReceivedNotification[]>('/merchant/notifications');
+    const items = all.filter((n) => subjectOf(n).startsWith(`${created.body.id.replace(/^batch-/, 'payment-')}~`));
+    assert.equal(items.filter((n) => n.type === 'payment.succeeded' && n.answered === 200).length, 20);
   });
 
   it('drop an event handed to the dispatcher without a valid signature (a forged settlement)', async () => {
