@@ -399,7 +399,8 @@ function weakWebhooks(value: string | undefined): string | undefined {
     if (!/^https:\/\//i.test(target)) return `merchant "${merchantId}" needs an https:// URL in production`;
     for (const [index, secret] of secrets.entries()) {
       const problem = weakness(secret);
-      if (problem) return `merchant "${merchantId}": secret ${index + 1} ${problem}; production needs 32 random characters or more`;
+      if (problem)
+        return `merchant "${merchantId}": secret ${index + 1} ${problem}; production needs 32 random characters or more`;
     }
   }
   return undefined;

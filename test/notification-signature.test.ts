@@ -95,7 +95,7 @@ describe("the sandbox's merchant side", () => {
       headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.statusCode, body: (await response.body.json()) as unknown };
+    return { status: response.statusCode, body: await response.body.json() };
   };
 
   it('accepts a signed notification, refuses a tampered or stale one, and lists what it received', async () => {

@@ -91,6 +91,19 @@ it('npm start runs everything, prints URLs and keys, stops on Ctrl-C, and a rest
     assert.equal(scraped.statusCode, 200);
     assert.ok((await scraped.body.text()).includes(name), `${url} shows ${name}`);
   }
+  // The demo merchant's notifications reach the sandbox's merchant side, signed with the generated secret.
+  const inboxUrl = /notifications\s+(\S+) \(/.exec(first.output())?.[1];
+  const sandboxBearer = /sandbox ledger\s+\S+ \(authorization: Bearer (\S+)\)/.exec(first.output())?.[1];
+  assert.ok(inboxUrl && sandboxBearer, first.output());
+  type Received = { type: string; verified: boolean; event: { data: { object: { id: string } } } };
+  let told: Received | undefined;
+  for (const deadline = Date.now() + 15_000; !told && Date.now() < deadline;) {
+    const inbox = await request(inboxUrl, { headers: { authorization: `Bearer ${sandboxBearer}` } });
+    const received = (await inbox.body.json()) as Received[];
+    told = received.find((n) => n.type === 'payment.succeeded' && n.event.data.object.id === done.body.id);
+    if (!told) await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.equal(told?.verified, true);
   // Scenario 33 never calls back: this payment is still waiting when the system stops.
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');

@@ -109,6 +109,8 @@ function timestamp(ts: { seconds?: unknown; nanos?: number | null } | null | und
   // Protobuf's int64 seconds arrive as a Long object or a number.
   const { seconds } = ts;
   const whole =
-    typeof seconds === 'object' && 'toNumber' in seconds ? (seconds as { toNumber(): number }).toNumber() : Number(seconds);
+    typeof seconds === 'object' && 'toNumber' in seconds
+      ? (seconds as { toNumber(): number }).toNumber()
+      : Number(seconds);
   return new Date(whole * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();
 }

@@ -63,7 +63,9 @@ export function registerMerchantRoutes(
         return reply.code(503).send(errorBody('unavailable', 'held past the sender timeout'));
       }
       if (status === 400) return reply.code(400).send(errorBody('bad_signature', verification_error ?? ''));
-      return reply.code(status).send(status < 300 ? { received: true } : errorBody('merchant_error', `mode ${answer?.mode}`));
+      return reply
+        .code(status)
+        .send(status < 300 ? { received: true } : errorBody('merchant_error', `mode ${answer?.mode}`));
     });
     done();
   });
@@ -89,7 +91,7 @@ export function registerMerchantRoutes(
 function parseEvent(raw: string): { id?: unknown; type?: unknown } | undefined {
   try {
     const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null ? (value) : undefined;
+    return typeof value === 'object' && value !== null ? value : undefined;
   } catch {
     return undefined;
   }

@@ -32,7 +32,9 @@ export const releaseItemsSignal = defineSignal('releaseItems');
 // A merchant's notification dispatcher: events handed to it, what it knows of their delivery, an operator's replay.
 export const notificationSignal = defineSignal<[Signed<NotificationOrder>]>('notification');
 export const notificationsQuery = defineQuery<DeliveryRecord[]>('notifications');
-export const replayNotificationUpdate = defineUpdate<DeliveryRecord, [Signed<NotificationReplay>]>('replayNotification');
+export const replayNotificationUpdate = defineUpdate<DeliveryRecord, [Signed<NotificationReplay>]>(
+  'replayNotification',
+);
 
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {

@@ -15,11 +15,17 @@ export const MERCHANT_NOTIFICATIONS = 'merchant-notifications';
 const MAX_EVENTS_PER_SUBJECT = 25;
 
 // A short hand-off, safe to retry (the dispatcher drops an event id it has seen); local, so it costs the payment's
-// history one marker. It keeps trying for an hour (Temporal unreachable), then the event is logged as lost.
+// history one marker. It keeps trying for an hour (Temporal unreachable), then the event is logged as lost; a worker
+// without the activity (a test's) loses it at once.
 const { queueNotification } = proxyLocalActivities<NotificationActivities>({
   startToCloseTimeout: '10s',
   scheduleToCloseTimeout: '1h',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '1m',
+    nonRetryableErrorTypes: ['NotFoundError'],
+  },
 });
 
 /**
@@ -94,9 +100,11 @@ export class PaymentNotices {
       // The outcome is told once: by an operator's resolution, or as succeeded or failed.
       const resolved = payment.events.some((event) => event.type === 'resolved');
       if (resolved) once('payment.resolved');
-      else if (!this.sent.has('payment.succeeded') && !this.sent.has('payment.failed')) once(`payment.${payment.status}`);
+      else if (!this.sent.has('payment.succeeded') && !this.sent.has('payment.failed'))
+        once(`payment.${payment.status}`);
     }
     const contradicting = payment.events.filter((event) => event.type === 'callback_contradicting').length;
-    for (; this.contradicting < contradicting; this.contradicting++) this.notifier.emit('payment.late_callback', payment);
+    for (; this.contradicting < contradicting; this.contradicting++)
+      this.notifier.emit('payment.late_callback', payment);
   }
 }

@@ -144,7 +144,7 @@ async function deliver(entry: DispatchEntry): Promise<DeliveryEnd> {
 
 /** The last attempt's failure in an activity failure's cause chain (a timeout wraps the last attempt's failure). */
 function lastAttempt(err: unknown): { type: string; message: string; attempt: number | undefined } | undefined {
-  for (let cause: unknown = err; cause instanceof TemporalFailure || cause instanceof Error; ) {
+  for (let cause: unknown = err; cause instanceof TemporalFailure || cause instanceof Error;) {
     if (cause instanceof ApplicationFailure && cause.type) {
       const details = cause.details?.[0] as AttemptFailure | undefined;
       return { type: cause.type, message: cause.message, attempt: details?.attempt };

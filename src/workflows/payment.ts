@@ -67,7 +67,9 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   const reports: Promise<void>[] = [];
   // The merchant hears of the changes that matter; the hand-offs never hold up the payment (awaited at its end only).
   const notifier = patched(MERCHANT_NOTIFICATIONS)
-    ? new Notifier(input.merchantId, paymentId, (event) => state.notificationQueued(event.type, event.id, workflowTime()))
+    ? new Notifier(input.merchantId, paymentId, (event) =>
+        state.notificationQueued(event.type, event.id, workflowTime()),
+      )
     : undefined;
   const notices = notifier && new PaymentNotices(notifier);
   const state: PaymentState = new PaymentState(input, (status) => {
