@@ -11,7 +11,12 @@ import type { PaymentResource } from '../src/domain/payment';
 import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
+import { Worker } from '@temporalio/worker';
+import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { connectClient } from '../src/temporal/client';
+import { AppError } from '../src/payments/errors';
+import { Notifications } from '../src/payments/notifications';
+import { createDataConverter } from '../src/temporal/data-converter';
 import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
 import type { BatchProgress } from '../src/domain/batch';
 import { batchBody } from './support/batches';
@@ -29,6 +34,8 @@ import type { Stack } from './support/stack';
 
 let stack: Stack;
 let client: Client;
+/** Workflows whose histories the last test replays. */
+const replayed: string[] = [];
 before(async () => {
   stack = await startStack();
   client = await connectClient(
@@ -85,6 +92,7 @@ describe('merchant notifications', () => {
   it("arrive signed and in order, with the payment as GET shows it, and are recorded in the payment's events", async () => {
     await setMode({ mode: 'ok' });
     const payment = await pay('card_payment', '00');
+    replayed.push(payment.id);
     const list = await receivedUntil(payment.id, (l) => delivered(l, 'payment.succeeded'));
     assert.deepEqual(
       list.map((n) => [n.type, n.answered, n.verified]),
@@ -145,21 +153,25 @@ describe('merchant notifications', () => {
     );
     const eventId = first[0]!.event_id!;
 
-    const merchant = ['--merchant', stack.notifiedMerchant];
-    let stopped: DeliveryRecord[] = [];
-    for (const deadline = Date.now() + 10_000; stopped.length === 0 && Date.now() < deadline;) {
-      const run = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
-      assert.equal(run.code, 0, run.stderr);
-      stopped = (JSON.parse(run.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
+    const handle = client.workflow.getHandle(notificationDispatcherId(stack.notifiedMerchant));
+    const recordOf = async () => (await handle.query(notificationsQuery)).find((r) => r.event_id === eventId);
+    for (const deadline = Date.now() + 10_000; (await recordOf())?.status !== 'stopped';) {
+      assert.ok(Date.now() < deadline, 'the event was not marked stopped');
+      await new Promise((r) => setTimeout(r, 100));
     }
-    assert.equal(stopped[0]?.status, 'stopped');
+    const merchant = ['--merchant', stack.notifiedMerchant];
+    const listed = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const stopped = (JSON.parse(listed.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
+    assert.deepEqual(
+      stopped.map((d) => [d.status, d.attempts]),
+      [['stopped', 1]],
+    );
     assert.match(stopped[0]?.last_error ?? '', /http_410/);
-    // Nothing more went out: 410 means stop.
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.equal((await received(payment.id)).length, 1);
 
     const replay = await ops(['notifications', 'replay', eventId, ...merchant, '--by', 'ada.ops']);
     assert.equal(replay.code, 0, replay.stderr);
+    // The 410 was not retried: the replay's is the only other attempt.
     const list = await receivedUntil(payment.id, (l) => l.length >= 2);
     assert.deepEqual(
       list.map((n) => [n.event_id, n.answered]),
@@ -168,8 +180,12 @@ describe('merchant notifications', () => {
         [eventId, 200],
       ],
     );
-    const again = await ops(['notifications', 'replay', eventId, ...merchant]);
-    assert.equal(again.code, 4, 'a delivered event cannot be replayed');
+    assert.equal((await recordOf())?.replays, 1);
+    const notifications = new Notifications(client, { signingKeys: parseKeyring(TEST_SIGNING_KEYS) });
+    await assert.rejects(
+      notifications.replay(eventId, { merchantId: stack.notifiedMerchant }),
+      (err) => err instanceof AppError && err.kind === 'conflict' && /only failed or stopped/.test(err.message),
+    );
   });
 
   it("tell a batch's progress a few times (not per item) and its completion; each item tells its own outcome", async () => {
@@ -177,6 +193,7 @@ describe('merchant notifications', () => {
     const body = batchBody(`notified-${Date.now().toString(36)}`, 20);
     const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body, NOTIFIED_MERCHANT_KEY);
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    replayed.push(created.body.id);
     const list = await receivedUntil(created.body.id, (l) => delivered(l, 'batch.completed'));
     assert.deepEqual(
       list.map((n) => n.type),
@@ -245,5 +262,28 @@ describe('merchant notifications', () => {
       payments.map((id) => records.find((r) => r.subject === id)?.status),
       ['delivered', 'delivered', 'delivered'],
     );
+  });
+
+  it('leave histories (payment, batch, every dispatcher run) that replay on the workflow code', async () => {
+    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
+    const runs: { workflowId: string; runId?: string }[] = replayed.map((workflowId) => ({ workflowId }));
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${dispatcherId}'` })) {
+      runs.push({ workflowId: dispatcherId, runId: run.runId });
+    }
+    assert.ok(runs.length >= replayed.length + 3, 'the dispatcher ran at least three times');
+    for (const { workflowId, runId } of runs) {
+      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      // As the worker reads them: signatures checked by its codec (the forged events arrive refused).
+      await Worker.runReplayHistory(
+        {
+          workflowBundle: { codePath: WORKFLOW_BUNDLE },
+          dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS), {
+            verifySignatures: parseKeyring(TEST_SIGNING_KEYS),
+          }),
+        },
+        history,
+        workflowId,
+      );
+    }
   });
 });
