@@ -11,7 +11,6 @@ export const WorkerMetrics = {
   providerErrors: 'provider_request_errors',
   notificationAttempts: 'notification_attempts',
   notificationDeliveries: 'notification_deliveries',
-  notificationsRefused: 'notifications_refused',
 } as const;
 
 /** Emitted by the server, served on METRICS_PORT. */

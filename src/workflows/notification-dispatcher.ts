@@ -28,6 +28,7 @@ import { workflowTime } from './time';
 const CONCURRENCY = 20;
 /** A run continues as new before its history grows past this (or when Temporal suggests it). */
 const MAX_RUN_EVENTS = 4000;
+const MIN_RUN_EVENTS = 200;
 
 export interface DispatcherInput {
   /** For the Web UI only: each event is sent to the merchant it names (signed), whoever started this workflow. */
@@ -54,7 +55,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
     const refusal = messageRefusal(message, 'notification', self);
     if (refusal) {
       // A forged `payment.succeeded` would be a forged settlement to the merchant: it goes nowhere.
-      metricMeter.createCounter(WorkerMetrics.notificationsRefused, '', 'unsigned or foreign notifications').add(1);
+      ended('refused', 'unknown');
       log.warn('notification refused', { dispatcher: self, refusal });
       return;
     }
@@ -82,7 +83,8 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
   const running = new Map<string, { scope: CancellationScope; done: Promise<void> }>();
   const runIsLong = () => {
     const now = workflowInfo();
-    return now.historyLength >= maxRunEvents || now.continueAsNewSuggested;
+    // A run that has barely started continues only at its bound: a large carry alone must not make it loop.
+    return now.historyLength >= maxRunEvents || (now.continueAsNewSuggested && now.historyLength >= MIN_RUN_EVENTS);
   };
   for (;;) {
     await condition(() => state.canStart(CONCURRENCY) || runIsLong());
@@ -94,7 +96,7 @@ export async function notificationDispatcherWorkflow(input: DispatcherInput): Pr
         .run(() => deliver(entry))
         .then((end) => {
           const record = state.finish(id, end, workflowTime());
-          if (record) delivered(record.status, record.type);
+          if (record) ended(record.status, record.type);
         })
         .catch(() => state.interrupted(id))
         .finally(() => {
@@ -154,11 +156,12 @@ function lastAttempt(err: unknown): { type: string; message: string; attempt: nu
   return undefined;
 }
 
-function delivered(status: string, type: string): void {
+/** Counts how an event ended: delivered, failed, stopped, or refused (not signed for this dispatcher, never sent). */
+function ended(outcome: string, type: string): void {
   metricMeter
-    .createCounter(WorkerMetrics.notificationDeliveries, '', 'notification deliveries ended, by outcome')
-    .add(1, { outcome: status, type });
-  log.info('notification delivery ended', { outcome: status, type });
+    .createCounter(WorkerMetrics.notificationDeliveries, '', 'notifications by how they ended')
+    .add(1, { outcome, type });
+  if (outcome !== 'refused') log.info('notification delivery ended', { outcome, type });
 }
 
 function showState(state: DispatcherState): void {
