@@ -121,6 +121,44 @@ const keyring = z.string().transform((text, ctx) => {
 /** The card vault: a Redis URL (`redis://[:password@]host:port`). */
 const vaultUrl = z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' });
 
+const webhookEntry = z.object({ url: z.string(), secrets: z.array(z.string()) });
+
+/**
+ * MERCHANT_WEBHOOKS, JSON: `{"merchant_id": {"url": "https://…", "secrets": ["…", …]}, …}`. Every secret signs each
+ * notification (list the old and the new one while merchants switch). A problem names the merchant, never a secret.
+ */
+const merchantWebhooks = z.string().transform((text, ctx) => {
+  const webhooks = new Map<string, { url: string; secrets: string[] }>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not JSON: {"merchant_id": {"url": "https://…", "secrets": ["…"]}}' });
+    return webhooks;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object keyed by merchant id' });
+    return webhooks;
+  }
+  for (const [merchantId, value] of Object.entries(parsed)) {
+    const entry = webhookEntry.safeParse(value);
+    const problem = !/^[a-z0-9]{1,32}$/.test(merchantId)
+      ? 'is not a merchant id (1–32 lowercase letters or digits)'
+      : !entry.success
+        ? 'must be {"url": "…", "secrets": ["…"]}'
+        : !url.safeParse(entry.data.url).success
+          ? 'has a url that is not an http(s) URL'
+          : entry.data.secrets.length === 0
+            ? 'needs at least one secret'
+            : entry.data.secrets.some((secret) => secret.length < 16)
+              ? 'has a secret shorter than 16 characters'
+              : undefined;
+    if (problem || !entry.success) ctx.addIssue({ code: 'custom', message: `merchant "${merchantId}" ${problem}` });
+    else webhooks.set(merchantId, { url: entry.data.url, secrets: entry.data.secrets });
+  }
+  return webhooks;
+});
+
 const optional = z.string().min(1).optional();
 const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).optional();
 
@@ -191,6 +229,15 @@ const timing = {
   LATE_CALLBACK_WINDOW: duration('1h'),
 };
 
+/** Merchant notifications: where they go, and how long and how often the worker retries them. */
+const notifications = {
+  MERCHANT_WEBHOOKS: merchantWebhooks.default(new Map()),
+  NOTIFICATION_RETRY_INITIAL: duration('1m'),
+  NOTIFICATION_RETRY_MAX_INTERVAL: duration('1h'),
+  NOTIFICATION_RETRY_FOR: duration('24h'),
+  NOTIFICATION_TIMEOUT: duration('10s'),
+};
+
 const logging = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_PRETTY: z
@@ -225,6 +272,7 @@ const workerSettings = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 letters, digits, -, _ or .')
     .optional(),
+  ...notifications,
 });
 
 export const workerSchema = workerSettings.superRefine((config, ctx) => {
@@ -299,6 +347,20 @@ export function providerConfig(config: ProviderEnv): ProviderConfig {
 }
 export type ServerConfig = z.infer<typeof serverSchema>;
 
+/** The worker's notification settings: merchants' URLs and secrets, the retry schedule, the request timeout. */
+export function notificationSettings(config: Pick<WorkerConfig, keyof typeof notifications>) {
+  return {
+    webhooks: config.MERCHANT_WEBHOOKS,
+    retry: {
+      initialMs: config.NOTIFICATION_RETRY_INITIAL,
+      // Temporal refuses a maximum interval below the initial one.
+      maxIntervalMs: Math.max(config.NOTIFICATION_RETRY_MAX_INTERVAL, config.NOTIFICATION_RETRY_INITIAL),
+      forMs: config.NOTIFICATION_RETRY_FOR,
+    },
+    requestTimeoutMs: config.NOTIFICATION_TIMEOUT,
+  };
+}
+
 export class ConfigError extends Error {}
 
 /** Where the server is reached for callbacks: PUBLIC_BASE_URL, or the local server on PORT. */
@@ -359,6 +421,21 @@ const httpsOnly = (v: string | undefined) =>
     ? undefined
     : 'must be an https:// URL in production (card data and the provider token would cross in clear)';
 
+/** Notification URLs carry payments' details and secrets sign them: https only, and strong secrets. */
+function weakWebhooks(value: string | undefined): string | undefined {
+  const parsed = merchantWebhooks.safeParse(value ?? '{}');
+  if (!parsed.success) return undefined;
+  for (const [merchantId, { url: target, secrets }] of parsed.data) {
+    if (!/^https:\/\//i.test(target)) return `merchant "${merchantId}" needs an https:// URL in production`;
+    for (const [index, secret] of secrets.entries()) {
+      const problem = weakness(secret);
+      if (problem)
+        return `merchant "${merchantId}": secret ${index + 1} ${problem}; production needs 32 random characters or more`;
+    }
+  }
+  return undefined;
+}
+
 /** What `NODE_ENV=production` refuses, per variable, for the schemas that read it. */
 const productionRules: Record<string, (value: string | undefined) => string | undefined> = {
   PROVIDER_TOKEN: (v) => (v === SANDBOX_TOKEN ? "is the sandbox's token; set the provider's" : undefined),
@@ -380,6 +457,7 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   CODEC_TOKEN_SECRET: (v) => (v ? weakSecret(v) : undefined),
   MERCHANT_API_KEYS: weakEntry((entry) => entry.slice(entry.indexOf(':') + 1)),
   OPERATOR_API_KEYS: weakEntry((entry) => entry.slice(entry.indexOf(':') + 1)),
+  MERCHANT_WEBHOOKS: weakWebhooks,
 };
 
 function redisPassword(value: string): string {

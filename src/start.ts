@@ -55,6 +55,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
     codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
+    notificationSecret: kept.notificationSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
   };
   if (Object.keys(kept).length < Object.keys(secrets).length) {
     writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });
@@ -130,15 +131,26 @@ function childEnvironment(secrets: LocalSecrets): { env: NodeJS.ProcessEnv; gene
   return { env, generated };
 }
 
+/** MERCHANT_WEBHOOKS sending each merchant of MERCHANT_API_KEYS to the sandbox's merchant side. */
+function sandboxWebhooks(merchantKeys: string, sandboxUrl: string, secret: string): string {
+  const merchants = merchantKeys
+    .split(',')
+    .map((entry) => entry.trim().split(':')[0] ?? '')
+    .filter(Boolean);
+  const target = { url: `${sandboxUrl}/merchant/notifications`, secrets: [secret] };
+  return JSON.stringify(Object.fromEntries(merchants.map((merchantId) => [merchantId, target])));
+}
+
 /** Starts what is not configured elsewhere (Redis, the Temporal dev server, the sandbox), then the worker and server. */
 async function startAll(
   config: StartConfig,
   temporal: TemporalEndpoint,
   dataDir: string,
   env: NodeJS.ProcessEnv,
-  sandboxToken: string,
+  secrets: Pick<LocalSecrets, 'notificationSecret'> & { sandboxToken: string },
   supervisor: Supervisor,
 ): Promise<DevServer | undefined> {
+  const { sandboxToken } = secrets;
   let devServer: DevServer | undefined;
   if (!config.VAULT_URL) {
     log('starting a private redis-server for the card vault…');
@@ -168,6 +180,7 @@ async function startAll(
       SANDBOX_PORT: String(config.SANDBOX_PORT),
       SANDBOX_TOKEN: sandboxToken,
       SANDBOX_DATA_FILE: join(dataDir, 'sandbox.json'),
+      SANDBOX_NOTIFICATION_SECRETS: secrets.notificationSecret,
     });
     await waitForHttp(`${sandboxUrl}/sandbox/transactions`, sandbox, 'sandbox', {
       authorization: `Bearer ${sandboxToken}`,
@@ -178,6 +191,8 @@ async function startAll(
       PROVIDER_STATUS_URL: `${sandboxUrl}/api/transactions/{transaction_id}`,
       PROVIDER_STATUS_BY_REFERENCE_URL: `${sandboxUrl}/api/transactions?reference={reference}`,
     });
+    // Every merchant's notifications go to the sandbox's merchant side, which verifies and lists them.
+    env.MERCHANT_WEBHOOKS ??= sandboxWebhooks(env.MERCHANT_API_KEYS ?? '', sandboxUrl, secrets.notificationSecret);
   }
   if (!existsSync(WORKER_COMMAND[1])) throw new Error('the worker is not built: run `npm run build`');
   supervisor.launch('worker', [...WORKER_COMMAND]);
@@ -208,7 +223,14 @@ async function main(): Promise<void> {
   const supervisor = new Supervisor(env, log);
   let devServer: DevServer | undefined;
   try {
-    devServer = await startAll(config, temporal, dataDir, env, sandboxToken, supervisor);
+    devServer = await startAll(
+      config,
+      temporal,
+      dataDir,
+      env,
+      { sandboxToken, notificationSecret: secrets.notificationSecret },
+      supervisor,
+    );
   } catch (err) {
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
     await supervisor.stopAll(1);
@@ -225,6 +247,12 @@ async function main(): Promise<void> {
       ? `  provider         ${config.PROVIDER_BASE_URL}`
       : `  sandbox ledger   ${env.PROVIDER_BASE_URL}/sandbox/transactions (authorization: Bearer ` +
         `${env.PROVIDER_TOKEN === secrets.sandboxToken ? secrets.sandboxToken : '$PROVIDER_TOKEN'})`,
+    ...(config.PROVIDER_BASE_URL
+      ? []
+      : [
+          `  notifications    ${env.PROVIDER_BASE_URL}/merchant/notifications (what merchants were sent; same token; ` +
+            '`npm run ops -- notifications list`)',
+        ]),
     `  health           http://localhost:${config.PORT}/readyz`,
     `  metrics          http://${shownHost(config.METRICS_HOST)}:${config.METRICS_PORT}/metrics (server), ` +
       `http://${config.WORKER_METRICS_ADDRESS.replace(/^0\.0\.0\.0:/, 'localhost:')}/metrics (worker)`,

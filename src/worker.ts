@@ -1,4 +1,4 @@
-import { loadConfigOrExit, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { loadConfigOrExit, notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
       config.WORKER_VERSIONING === 'on'
         ? { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID }
         : undefined,
+    notifications: notificationSettings(config),
     deps: {
       provider,
       cardVault,

@@ -184,6 +184,49 @@ describe('configuration', () => {
     );
   });
 
+  it('MERCHANT_WEBHOOKS: JSON by merchant, secrets as a list (rotation); a bad entry named by merchant, never echoed', () => {
+    const secret = 'whsec_0123456789abcdef_secret';
+    const hooks = { acme: { url: 'https://acme.example/hooks/', secrets: [secret, `${secret}-new`] } };
+    const config = parseConfig(workerSchema, { ...worker, MERCHANT_WEBHOOKS: JSON.stringify(hooks) });
+    assert.deepEqual(config.MERCHANT_WEBHOOKS.get('acme'), {
+      url: 'https://acme.example/hooks/', // used exactly as given
+      secrets: [secret, `${secret}-new`],
+    });
+    assert.equal(parseConfig(workerSchema, worker).MERCHANT_WEBHOOKS.size, 0);
+    assert.equal(parseConfig(workerSchema, worker).NOTIFICATION_RETRY_FOR, 24 * 3_600_000);
+    for (const [value, problem] of [
+      ['{"acme": ', /MERCHANT_WEBHOOKS: is not JSON/],
+      ['["acme"]', /a JSON object keyed by merchant id/],
+      [JSON.stringify({ acme: { url: 'ftp://acme.example', secrets: [secret] } }), /merchant "acme" has a url/],
+      [
+        JSON.stringify({ acme: { url: 'https://a.example', secrets: ['short-secret'] } }),
+        /merchant "acme" has a secret shorter/,
+      ],
+      [
+        JSON.stringify({ acme: { url: 'https://a.example', secrets: [] } }),
+        /merchant "acme" needs at least one secret/,
+      ],
+      [
+        JSON.stringify({ Acme: { url: 'https://a.example', secrets: [secret] } }),
+        /merchant "Acme" is not a merchant id/,
+      ],
+    ] as const) {
+      const message = configError(() => parseConfig(workerSchema, { ...worker, MERCHANT_WEBHOOKS: value }));
+      assert.match(message, problem);
+      assert.ok(!message.includes('short-secret') && !message.includes(secret));
+    }
+    const production = { ...worker, NODE_ENV: 'production', TEMPORAL_TLS: 'true' };
+    const plain = JSON.stringify({ acme: { url: 'http://acme.example', secrets: [randomBytes(24).toString('hex')] } });
+    assert.match(
+      configError(() => parseConfig(workerSchema, { ...production, MERCHANT_WEBHOOKS: plain })),
+      /MERCHANT_WEBHOOKS: merchant "acme" needs an https:\/\/ URL in production/,
+    );
+    const weak = JSON.stringify({ acme: { url: 'https://acme.example', secrets: [secret] } });
+    const weakMessage = configError(() => parseConfig(workerSchema, { ...production, MERCHANT_WEBHOOKS: weak }));
+    assert.match(weakMessage, /MERCHANT_WEBHOOKS: merchant "acme": secret 1 is shorter than 32 characters/);
+    assert.ok(!weakMessage.includes(secret));
+  });
+
   it('NODE_ENV=production refuses the sandbox token, a missing encryption key and a plain-http PUBLIC_BASE_URL', () => {
     const production = { NODE_ENV: 'production', TEMPORAL_TLS: 'true' }; // plaintext Temporal: production.test.ts
     const workerMessage = configError(() =>

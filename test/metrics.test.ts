@@ -8,7 +8,7 @@ import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
 import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack } from './support/stack';
+import { NOTIFIED_MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/stack';
 import type { Stack } from './support/stack';
 
 // The worker's Prometheus endpoint (SDK and product metrics) and the server's, scraped around known payments.
@@ -174,6 +174,14 @@ it('the Grafana dashboard only queries metrics the endpoints export', async () =
     .panels.flatMap((panel) => panel.targets ?? [])
     .map((t) => t.expr);
   assert.ok(exprs.length >= 10);
+  // One notification delivered, so that the notification counters exist.
+  await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'), NOTIFIED_MERCHANT_KEY);
+  for (const deadline = Date.now() + 20_000; ;) {
+    const names = (await scrape(stack.workerMetricsUrl ?? '')).map((sample) => sample.name);
+    if (names.includes(WorkerMetrics.notificationDeliveries)) break;
+    assert.ok(Date.now() < deadline, 'no notification delivery was counted');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const { worker, server } = await scrapeBoth();
   const exported = new Set([...worker, ...server].map((s) => s.name));
   const referenced = new Set(exprs.flatMap(metricNames));

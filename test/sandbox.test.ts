@@ -832,7 +832,12 @@ void describe('environment', () => {
       publicUrl: undefined,
       dataFile: undefined,
       logger: false,
+      notificationSecrets: [],
     });
+    const rotating = sandboxOptionsFromEnv({
+      SANDBOX_NOTIFICATION_SECRETS: 'whsec_old_0123456789, whsec_new_0123456789',
+    });
+    assert.deepEqual(rotating.notificationSecrets, ['whsec_old_0123456789', 'whsec_new_0123456789']);
   });
 
   void test('a bad value names its variable', () => {

@@ -8,6 +8,7 @@ import { TemporalConnectError } from '../temporal/connect';
 import { temporalEndpoint } from '../temporal/connection';
 import { Batches } from '../payments/batches';
 import { Payments } from '../payments/payments';
+import { Notifications } from '../payments/notifications';
 
 /** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
 export const cliSchema = z.object({ ...temporalSettings, ...optionalSigningKeys });
@@ -29,6 +30,7 @@ export class CliError extends Error {
 export interface OpsContext {
   payments(): Promise<Payments>;
   batches(): Promise<Batches>;
+  notifications(): Promise<Notifications>;
   /** The Temporal cluster the commands talk to, for messages. */
   readonly target: string;
   /** The CLI's environment, for commands with settings of their own (`codec-url`). */
@@ -83,6 +85,9 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     },
     async batches() {
       return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS });
+    },
+    async notifications() {
+      return new Notifications(await client(), { signingKeys: settings().SIGNING_KEYS });
     },
     async close() {
       const opened = await connecting?.catch(() => undefined);

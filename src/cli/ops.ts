@@ -5,6 +5,7 @@ import type { OpsContext, RegisterCommand } from './context';
 import { registerBatch } from './batch';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
+import { registerNotifications } from './notifications';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
 import { registerStuck } from './stuck';
@@ -18,6 +19,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerResolve,
   registerStuck,
   registerBatch,
+  registerNotifications,
   registerCodecUrl,
 ];
 
@@ -31,7 +33,7 @@ const EXIT_CODE: Record<AppError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch; codec-url for the Web UI. Uses ' +
+      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications; codec-url for the Web UI. Uses ' +
         'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
         'TEMPORAL_API_KEY, TEMPORAL_PROFILE).',
     )

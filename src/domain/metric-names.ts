@@ -10,6 +10,8 @@ export const WorkerMetrics = {
   reconciliations: 'payments_reconciliations_total',
   providerDuration: 'payments_provider_request_duration_seconds',
   providerErrors: 'payments_provider_request_errors_total',
+  notificationAttempts: 'payments_notification_attempts_total',
+  notificationDeliveries: 'payments_notification_deliveries_total',
 } as const;
 
 /** Emitted by the server, served on METRICS_PORT. */

@@ -67,6 +67,7 @@ export const PAYMENT_EVENT_TYPES = [
   'status_checked',
   'needs_review',
   'cancel_requested',
+  'notification_queued',
   'resolved',
   'succeeded',
   'failed',

@@ -1,7 +1,18 @@
 // Plain types and checks (no Node modules): the workflow bundle imports this module.
 
-/** What a signed message may do: start a payment, a batch or a batch item, or be a callback, resolution or control. */
-export type MessageKind = 'payment' | 'batch' | 'batch-item' | 'callback' | 'resolution' | 'batch-control';
+/**
+ * What a signed message may do: start a payment, a batch or a batch item, or be a callback, resolution or control;
+ * or hand a merchant notification to its dispatcher, or replay one (an operator).
+ */
+export type MessageKind =
+  | 'payment'
+  | 'batch'
+  | 'batch-item'
+  | 'callback'
+  | 'resolution'
+  | 'batch-control'
+  | 'notification'
+  | 'notification-replay';
 
 /**
  * A message the server signed for one workflow. The signature (HMAC-SHA256 with SIGNING_KEYS over kind, workflow id,

@@ -11,6 +11,8 @@ export interface LocalSecrets {
   signingKeys: string;
   codecTokenSecret: string;
   sandboxToken: string;
+  /** Signs the notifications the sandbox's merchant side receives (MERCHANT_WEBHOOKS). */
+  notificationSecret: string;
 }
 
 /** Where `npm start` keeps its generated secrets. */

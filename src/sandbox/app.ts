@@ -5,6 +5,8 @@ import Fastify, { type FastifyError } from 'fastify';
 import type { SandboxContext } from './context';
 import { codeForStatus, errorBody, UNAUTHENTICATED } from './errors';
 import { Lifecycle } from './lifecycle';
+import { MerchantInbox } from './merchant-inbox';
+import { MERCHANT_NOTIFICATIONS_PATH, registerMerchantRoutes } from './merchant-routes';
 import { BANK_CREDIT_PATH, CARD_PATH, MOBILE_MONEY_PATH, registerProviderRoutes } from './provider-routes';
 import { redactBody, RequestLog } from './request-log';
 import { registerSandboxRoutes } from './sandbox-routes';
@@ -30,6 +32,8 @@ export interface SandboxOptions {
   port?: number;
   /** Fastify's request logger; bodies (card data) are never logged. */
   logger?: boolean;
+  /** The secrets the sandbox's merchant verifies notifications with (the merchant's MERCHANT_WEBHOOKS secrets). */
+  notificationSecrets?: string[];
 }
 
 export interface Sandbox {
@@ -41,11 +45,17 @@ export interface Sandbox {
 const INITIATION_PATHS = new Set([MOBILE_MONEY_PATH, CARD_PATH, BANK_CREDIT_PATH]);
 
 /**
- * The provider API and the sandbox's ledger and request log (callback URLs with their tokens, names, phone numbers)
- * need the bearer token; only the payer's 3-D Secure pages are open.
+ * The provider API, the sandbox's ledger and request log (callback URLs with their tokens, names, phone numbers) and
+ * the merchant's inbox need the bearer token; the payer's 3-D Secure pages are open, and notifications are checked
+ * by their signature instead.
  */
-function needsToken(url: string): boolean {
-  return url.startsWith('/api/') || (url.startsWith('/sandbox/') && !url.startsWith('/sandbox/3ds/'));
+function needsToken(url: string, method: string): boolean {
+  if (url === MERCHANT_NOTIFICATIONS_PATH && method === 'POST') return false;
+  return (
+    url.startsWith('/api/') ||
+    url.startsWith('/merchant/') ||
+    (url.startsWith('/sandbox/') && !url.startsWith('/sandbox/3ds/'))
+  );
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {
@@ -88,7 +98,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   });
   app.addHook('onRequest', async (request, reply) => {
     // The matched route's pattern, so no spelling of a path (encoded, doubled slashes) slips past the check.
-    if (!needsToken(request.routeOptions.url ?? request.url)) return undefined;
+    if (!needsToken(request.routeOptions.url ?? request.url, request.method)) return undefined;
     if (bearerMatches(request.headers.authorization, options.token)) return undefined;
     return reply.code(401).send(UNAUTHENTICATED);
   });
@@ -113,6 +123,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
 
   registerProviderRoutes(app, context);
   registerSandboxRoutes(app, context);
+  registerMerchantRoutes(app, new MerchantInbox(), options.notificationSecrets ?? [], timers);
 
   await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 4010 });
   url = listeningUrl(app.server.address() as AddressInfo);

@@ -49,5 +49,9 @@ export function sandboxOptionsFromEnv(env: NodeJS.ProcessEnv): SandboxOptions {
     publicUrl,
     dataFile: nonEmpty(env, 'SANDBOX_DATA_FILE'),
     logger: logText === 'true',
+    notificationSecrets: (nonEmpty(env, 'SANDBOX_NOTIFICATION_SECRETS') ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
   };
 }

@@ -4,7 +4,10 @@ import type { WorkerOptions } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
-import { batchItemsQuery } from '../workflows/definitions';
+import { createNotificationActivities } from '../activities/notification-activities';
+import type { NotificationActivityDeps } from '../activities/notification-activities';
+import { NOTIFICATION_DISPATCHER_WORKFLOW } from '../domain/ids';
+import { batchItemsQuery, notificationSignal } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -32,7 +35,18 @@ export interface PaymentWorkerOptions {
   maxCachedWorkflows?: number;
   /** Worker Versioning (WORKER_VERSIONING=on): the deployment this worker's build belongs to; unversioned when absent. */
   versioning?: VersioningSettings;
+  /** Merchants' notification URLs and the retry schedule (MERCHANT_WEBHOOKS, NOTIFICATION_*); none without. */
+  notifications?: NotificationSettings;
 }
+
+/** What the notification activities need besides what the worker makes itself (a client, the signing keys). */
+export type NotificationSettings = Pick<NotificationActivityDeps, 'webhooks' | 'retry' | 'requestTimeoutMs'>;
+
+const NO_NOTIFICATIONS: NotificationSettings = {
+  webhooks: new Map(),
+  retry: { initialMs: 60_000, maxIntervalMs: 3_600_000, forMs: 86_400_000 },
+  requestTimeoutMs: 10_000,
+};
 
 export interface PaymentWorker {
   worker: Worker;
@@ -79,6 +93,20 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
         ),
       }),
       ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
+      ...createNotificationActivities({
+        ...(options.notifications ?? NO_NOTIFICATIONS),
+        signingKeys: options.deps.signingKeys,
+        handToDispatcher: async (workflowId, merchantId, message) => {
+          await client.workflow.signalWithStart(NOTIFICATION_DISPATCHER_WORKFLOW, {
+            workflowId,
+            taskQueue: options.taskQueue,
+            args: [{ merchantId }],
+            signal: notificationSignal,
+            signalArgs: [message],
+            staticSummary: `notifications to merchant ${merchantId}`,
+          });
+        },
+      }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     dataConverter,

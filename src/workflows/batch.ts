@@ -39,6 +39,7 @@ import { HANDLE_CANCELLATION, paymentWorkflow } from './payment';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart } from './trust';
 import { versioned } from './versioning';
+import { MERCHANT_NOTIFICATIONS, Notifier } from './merchant-notifications';
 
 // Reading a page only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
 const { loadBatchItems } = proxyActivities<BatchActivities>({
@@ -61,10 +62,19 @@ export async function payoutBatchWorkflow(
 ): Promise<BatchProgress> {
   const input = batchInput(message);
   const state = new BatchState(input, carry, workflowTime());
+  const notifier = patched(MERCHANT_NOTIFICATIONS) ? new Notifier(input.merchantId, input.batchId) : undefined;
+  let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   setHandler(itemSettledSignal, (report) => {
     state.settled(report);
     showProgress(state);
+    // Progress is told about ten times per batch (every 10 % of its items, at least 10 items apart), never per item.
+    const progress = state.progress();
+    const step = progressStep(progress);
+    if (notifier && step > toldStep && itemsDone(progress) < progress.total.count) {
+      toldStep = step;
+      notifier.emit('batch.progress', progress);
+    }
   });
   setHandler(
     batchControlUpdate,
@@ -92,9 +102,9 @@ export async function payoutBatchWorkflow(
       state.apply('cancel');
       publish(state);
     });
-    return await CancellationScope.nonCancellable(() => runItems(message, input, state));
+    return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier));
   }
-  return await runItems(message, input, state);
+  return await runItems(message, input, state, notifier);
 }
 
 /** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
@@ -102,10 +112,12 @@ async function runItems(
   message: Signed<BatchInput> | BatchInput,
   input: BatchInput,
   state: BatchState,
+  notifier: Notifier | undefined,
 ): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
+      await notifier?.drained();
       await condition(allHandlersFinished);
       return await continueAsNew<typeof payoutBatchWorkflow>(message, state.carry());
     }
@@ -127,6 +139,8 @@ async function runItems(
   const notStarted = await referencesFrom(input, state.nextIndex);
   state.finish(workflowTime(), notStarted);
   publish(state);
+  notifier?.emit('batch.completed', state.progress());
+  await notifier?.drained();
   await condition(allHandlersFinished);
   return state.progress();
 }
@@ -225,8 +239,18 @@ function publish(state: BatchState): void {
   showProgress(state);
 }
 
+function itemsDone({ total, items }: BatchProgress): number {
+  return total.count - items.not_started.count - items.in_flight.count;
+}
+
+/** How many tenths of the batch's items are done, in steps of at least 10 items. */
+function progressStep(progress: BatchProgress): number {
+  return Math.floor(itemsDone(progress) / Math.max(10, Math.ceil(progress.total.count / 10)));
+}
+
 function showProgress(state: BatchState): void {
-  const { status, total, items } = state.progress();
-  const done = total.count - items.not_started.count - items.in_flight.count;
+  const progress = state.progress();
+  const { status, total, items } = progress;
+  const done = itemsDone(progress);
   setCurrentDetails(`status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review`);
 }

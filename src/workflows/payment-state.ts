@@ -294,6 +294,15 @@ export class PaymentState {
     this.settle(input.outcome, now, { code: 'operator_resolved', message: input.note });
   }
 
+  /**
+   * A notification about this payment went to the merchant's dispatcher. Recorded without touching `updated_at`
+   * (nothing about the payment changed); at most a few per payment (the notifier caps them).
+   */
+  notificationQueued(type: string, eventId: string, now: Date): void {
+    if (this.resource.events.length >= MAX_EVENTS) return;
+    this.resource.events.push({ at: now.toISOString(), type: 'notification_queued', message: `${type} ${eventId}` });
+  }
+
   /** Why a callback cannot be this payment's at all: another amount, or another transaction than acknowledged. */
   private mismatch(callback: ProviderCallback): string | undefined {
     if (callback.amount !== null && toMinorUnits(callback.amount) !== toMinorUnits(this.resource.amount)) {

@@ -41,6 +41,7 @@ import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
 import { PaymentState } from './payment-state';
 import { workflowTime } from './time';
+import { MERCHANT_NOTIFICATIONS, Notifier, PaymentNotices } from './merchant-notifications';
 import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
 import { versioned } from './versioning';
 
@@ -83,12 +84,20 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
   const { paymentId, request } = input;
   paymentStarted(paymentId, request.type);
   const reports: Promise<void>[] = [];
+  // The merchant hears of the changes that matter; the hand-offs never hold up the payment (awaited at its end only).
+  const notifier = patched(MERCHANT_NOTIFICATIONS)
+    ? new Notifier(input.merchantId, paymentId, (event) =>
+        state.notificationQueued(event.type, event.id, workflowTime()),
+      )
+    : undefined;
+  const notices = notifier && new PaymentNotices(notifier);
   const state: PaymentState = new PaymentState(input, (status) => {
     publishStatus(state);
     paymentStatusChanged(paymentId, request.type, status);
     if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
       reports.push(reportToBatch(input.batchId, paymentId, status));
     }
+    notices?.observe(state.resource);
   });
   setHandler(paymentQuery, () => state.resource);
   // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
@@ -102,6 +111,8 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     const refusal = messageRefusal(callback, 'callback', paymentId);
     if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
     state.callback((callback as unknown as Signed<ProviderCallback>).body, workflowTime());
+    // A late callback that contradicts the outcome is news to the merchant.
+    notices?.observe(state.resource);
   });
   setHandler(
     resolveUpdate,
@@ -125,13 +136,21 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
   }
   await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input, handlesCancellation);
-  if (handlesCancellation) await CancellationScope.nonCancellable(() => settle(state, input, reports));
-  else await settle(state, input, reports);
+  // A card payment's redirect arrives with the acknowledgement, after the status became pending.
+  notices?.observe(state.resource);
+  const settling = () => settle(state, input, reports, notifier);
+  if (handlesCancellation) await CancellationScope.nonCancellable(settling);
+  else await settling();
   return state.resource;
 }
 
-/** From the initiation's answer to the outcome, the late-callback window and the batch report. */
-async function settle(state: PaymentState, input: PaymentInput, reports: Promise<void>[]): Promise<void> {
+/** From the initiation's answer to the outcome, the late-callback window, the batch report and the notifications. */
+async function settle(
+  state: PaymentState,
+  input: PaymentInput,
+  reports: Promise<void>[],
+  notifier: Notifier | undefined,
+): Promise<void> {
   const { paymentId, request } = input;
   const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
   const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
@@ -148,6 +167,7 @@ async function settle(state: PaymentState, input: PaymentInput, reports: Promise
   // The first outcome is final, but a provider may still call back; stay a while to record what it says.
   if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
   await Promise.all(reports);
+  await notifier?.drained();
   await condition(allHandlersFinished);
 }
 

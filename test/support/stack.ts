@@ -1,5 +1,12 @@
 import { request } from 'undici';
-import { parseConfig, providerConfig, publicBaseUrl, serverSchema, workerSchema } from '../../src/config';
+import {
+  notificationSettings,
+  parseConfig,
+  providerConfig,
+  publicBaseUrl,
+  serverSchema,
+  workerSchema,
+} from '../../src/config';
 import { WORKFLOW_BUNDLE } from '../../src/local/build-outputs';
 import type { WorkerConfig } from '../../src/config';
 import type { PaymentActivityDeps } from '../../src/activities/payment-activities';
@@ -35,6 +42,10 @@ export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base
 /** SIGNING_KEYS of every test process: the server signs with them, the worker verifies. */
 export const TEST_SIGNING_KEYS = `sign-1:${Buffer.alloc(32, 9).toString('base64')}`;
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
+/** The key of each stack's notified merchant (`stack.notifiedMerchant`), the one with a MERCHANT_WEBHOOKS entry. */
+export const NOTIFIED_MERCHANT_KEY = 'mk_notified_0123456789abcdef';
+/** The secret that merchant's notifications are signed with, and the sandbox's merchant verifies them with. */
+export const TEST_NOTIFICATION_SECRET = 'whsec_test_0123456789abcdef0123456789';
 
 /** Address of the dev server and the vault's URL that `npm test` prepared, and the workflow bundle it built. */
 export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
@@ -70,6 +81,8 @@ export interface ApiResponse<T = unknown> {
 
 export interface Stack {
   baseUrl: string;
+  /** A merchant of this stack alone whose notifications go to the sandbox's merchant side (short retry schedule). */
+  notifiedMerchant: string;
   sandbox: Sandbox;
   taskQueue: string;
   workerEnv: Record<string, string>;
@@ -113,9 +126,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     host: '127.0.0.1',
     port: 0,
     logger: false,
+    notificationSecrets: [TEST_NOTIFICATION_SECRET],
     ...options.sandbox,
   });
   const port = await freePort();
+  // Its own merchant per stack: a dispatcher left on the dev server by an earlier stack (its worker gone) is not it.
+  const notifiedMerchant = `n${process.pid.toString(36)}${stackCount.toString(36)}${Date.now().toString(36)}`;
   const workerEnv: Record<string, string> = {
     TEMPORAL_ADDRESS: address,
     SIGNING_KEYS: TEST_SIGNING_KEYS,
@@ -133,6 +149,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
     VAULT_URL: vaultUrl,
     LOG_LEVEL: 'warn',
+    MERCHANT_WEBHOOKS: JSON.stringify({
+      [notifiedMerchant]: { url: `${sandbox.url}/merchant/notifications`, secrets: [TEST_NOTIFICATION_SECRET] },
+    }),
+    NOTIFICATION_RETRY_INITIAL: '200ms',
+    NOTIFICATION_RETRY_MAX_INTERVAL: '1s',
+    NOTIFICATION_RETRY_FOR: '30s',
+    NOTIFICATION_TIMEOUT: '1s',
     ...options.env,
   };
   const serverConfig = parseConfig(serverSchema, {
@@ -143,7 +166,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     HOST: '127.0.0.1',
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: SANDBOX_TOKEN,
-    MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}`,
+    MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY},${notifiedMerchant}:${NOTIFIED_MERCHANT_KEY}`,
     OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CALLBACK_SECRET: TEST_CALLBACK_SECRET,
     SIGNING_KEYS: TEST_SIGNING_KEYS,
@@ -177,6 +200,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
       deps: workerDeps(workerConfig, provider, cardVault),
+      notifications: notificationSettings(workerConfig),
     });
     workerRun = worker.run();
   }
@@ -213,6 +237,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   return {
     baseUrl,
+    notifiedMerchant,
     sandbox,
     sandboxGet,
     taskQueue,

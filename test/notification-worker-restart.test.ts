@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { after, before, it } from 'node:test';
+import { request } from 'undici';
+import type { NotificationEvent } from '../src/domain/notification';
+import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
+import { startWorkerProcess } from '../src/local/worker-process';
+import { paymentRequest } from './support/requests';
+import { NOTIFIED_MERCHANT_KEY, SANDBOX_TOKEN, startStack } from './support/stack';
+import type { Stack } from './support/stack';
+
+let stack: Stack;
+let worker: ChildProcess | undefined;
+before(async () => {
+  stack = await startStack({ withoutWorker: true });
+});
+after(async () => {
+  worker?.kill('SIGKILL');
+  await stack?.close();
+});
+
+async function setMode(mode: ReceiverMode): Promise<void> {
+  const response = await request(`${stack.sandbox.url}/merchant/notifications/mode`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${SANDBOX_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(mode),
+  });
+  assert.equal(response.statusCode, 200);
+  await response.body.dump();
+}
+
+async function inbox(): Promise<ReceivedNotification[]> {
+  return stack.sandboxGet<ReceivedNotification[]>('/merchant/notifications');
+}
+
+const subjectOf = (n: ReceivedNotification) => String((n.event as NotificationEvent).data?.object?.id);
+
+async function until(
+  check: (list: ReceivedNotification[]) => boolean,
+  timeoutMs: number,
+): Promise<ReceivedNotification[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = await inbox();
+    if (check(list)) return list;
+    if (Date.now() > deadline)
+      throw new Error(`timed out; inbox: ${JSON.stringify(list.map((n) => [subjectOf(n), n.type, n.answered]))}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+it('a worker killed mid-delivery loses no notification: each arrives once the worker is back, under its first id', async () => {
+  worker = await startWorkerProcess(stack.workerEnv);
+  // The merchant holds every notification past the sender's timeout: deliveries stay in flight.
+  await setMode({ mode: 'timeout' });
+  const before: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await stack.api(
+      'POST',
+      '/v1/payments',
+      paymentRequest('mobile_money_debit', '00'),
+      NOTIFIED_MERCHANT_KEY,
+    );
+    assert.equal(response.status, 201);
+    before.push(response.body.id);
+  }
+  const held = await until((list) => before.every((id) => list.some((n) => subjectOf(n) === id)), 20_000);
+
+  worker.kill('SIGKILL');
+  await new Promise((r) => worker?.once('exit', r));
+  // Payments made while no worker runs are notified too, once one does.
+  const during: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const response = await stack.api(
+      'POST',
+      '/v1/payments',
+      paymentRequest('mobile_money_debit', '00'),
+      NOTIFIED_MERCHANT_KEY,
+    );
+    assert.equal(response.status, 201);
+    during.push(response.body.id);
+  }
+  await setMode({ mode: 'ok' });
+  worker = await startWorkerProcess(stack.workerEnv);
+
+  const all = [...before, ...during];
+  const list = await until(
+    (l) =>
+      all.every((id) => l.some((n) => subjectOf(n) === id && n.type === 'payment.succeeded' && n.answered === 200)),
+    40_000,
+  );
+  for (const id of before) {
+    const heldId = held.find((n) => subjectOf(n) === id)?.event_id;
+    const deliveredIds = new Set(list.filter((n) => subjectOf(n) === id && n.answered === 200).map((n) => n.event_id));
+    assert.deepEqual([...deliveredIds], [heldId], `payment ${id}: the held event is the one delivered`);
+  }
+  assert.ok(list.every((n) => n.verified));
+});
