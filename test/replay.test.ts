@@ -155,11 +155,15 @@ describe('recorded workflow histories replay on the current workflow code', () =
         assert.ok(named(label).length > 0, `no ${type} payment of scenario ${digits} (${label})`);
       }
     }
-    const updates = (r: Recorded) => events(r).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    // Resolutions are `resolve` updates (POST /v1/payments makes an `initiation` update of its own).
+    const resolutions = (r: Recorded) =>
+      events(r).filter(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'resolve',
+      );
     const signals = (r: Recorded) => events(r).filter((e) => e.workflowExecutionSignaledEventAttributes);
     assert.ok(
-      payments.filter((r) => updates(r).length > 0).length >= 6,
-      'operator resolutions (33 and 44 of each type)',
+      payments.filter((r) => resolutions(r).length > 0).length >= 5,
+      'operator resolutions (33 of each type, 44 of mobile money and card; a bank credit 44 fails as not_sent)',
     );
     assert.ok(
       named('late-callback').some((r) => signals(r).length === 1 && closed(r)),
