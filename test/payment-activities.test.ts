@@ -35,7 +35,8 @@ const input = order(storedRequest('bank_credit', '00', 'r1'));
 
 const cardVault = createMemoryVault();
 
-function activitiesWith(provider: ProviderClient, vault: CardVault = cardVault): PaymentActivities {
+/** Activities over a vault of their own by default: each initiates a payment once (a second is refused). */
+function activitiesWith(provider: ProviderClient, vault: CardVault = createMemoryVault()): PaymentActivities {
   return createPaymentActivities({ provider, cardVault: vault, signingKeys, callbackTokens });
 }
 
@@ -144,14 +145,24 @@ describe('payment activities', () => {
     assert.ok(stored.type === 'card_payment' && !('card_number' in stored) && !('card_cvv' in stored));
     assert.deepEqual(stored.card.last4, '1111');
     const card = order(stored);
-    const activities = activitiesWith(provider);
+    const activities = activitiesWith(provider, cardVault);
     assert.deepEqual(await initiate(activities, card), ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
+    // The same payment initiated again (a Reset's new run): refused before the vault, as an unknown outcome.
     const again = await failureOf(initiate(activities, card));
-    assert.equal(again.type, FailureTypes.rejected);
+    assert.equal(again.type, FailureTypes.unknown);
     assert.equal(again.nonRetryable, true);
-    assert.deepEqual(again.details?.[0], {
+    assert.match(again.message, /already initiated it: not sent again/);
+    assert.equal(sent.length, 1, 'never sent twice');
+
+    // Card data gone before a first initiation: a definite failure, nothing sent.
+    const expired = await detachCard(paymentRequest('card_payment', '00', 'c2'), cardVault);
+    assert.ok(expired.type === 'card_payment');
+    await cardVault.take(expired.card.token);
+    const gone = await failureOf(initiate(activities, order(expired, 'payment-acme-c2'), 'payment-acme-c2'));
+    assert.equal(gone.type, FailureTypes.rejected);
+    assert.deepEqual(gone.details?.[0], {
       code: 'card_data_unavailable',
       message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
     });

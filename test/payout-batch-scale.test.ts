@@ -56,69 +56,74 @@ async function requestsPerPayment(): Promise<Map<string, number>> {
   return counts;
 }
 
-it(`a ${ITEMS}-item batch survives a crash and a restart, initiating every item exactly once`, async () => {
-  worker = await startWorkerProcess(stack.workerEnv);
-  const body = batchBody(uniqueReference('scale'), ITEMS, SCENARIOS);
-  const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
-  assert.equal(created.status, 201, JSON.stringify(created.body).slice(0, 500));
-  const id = created.body.id;
-  const done = (b: BatchProgress) => b.total.count - b.items.not_started.count - b.items.in_flight.count;
+// Beside the other files (scripts/test.ts), on a loaded machine: about 2 minutes alone, more when they are busy.
+it(
+  `a ${ITEMS}-item batch survives a crash and a restart, initiating every item exactly once`,
+  { timeout: 600_000 },
+  async () => {
+    worker = await startWorkerProcess(stack.workerEnv);
+    const body = batchBody(uniqueReference('scale'), ITEMS, SCENARIOS);
+    const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(created.status, 201, JSON.stringify(created.body).slice(0, 500));
+    const id = created.body.id;
+    const done = (b: BatchProgress) => b.total.count - b.items.not_started.count - b.items.in_flight.count;
 
-  // A graceful restart at full speed, as a deploy does.
-  await waitForBatch(stack, id, (b) => done(b) >= 250, 180_000);
-  await stopWorker('SIGTERM');
-  worker = await startWorkerProcess(stack.workerEnv);
+    // A graceful restart at full speed, as a deploy does.
+    await waitForBatch(stack, id, (b) => done(b) >= 250, 180_000);
+    await stopWorker('SIGTERM');
+    worker = await startWorkerProcess(stack.workerEnv);
 
-  // A crash: pause, let the initiations settle, and kill the worker while items wait for callbacks.
-  await waitForBatch(stack, id, (b) => done(b) >= 550, 180_000);
-  assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/pause`)).status, 200);
-  let sent = -1;
-  for (let now = (await requestsPerPayment()).size; now !== sent; now = (await requestsPerPayment()).size) {
-    sent = now;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  await stopWorker('SIGKILL');
-  await new Promise((r) => setTimeout(r, 2000));
-  worker = await startWorkerProcess(stack.workerEnv);
-  assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/resume`)).status, 200);
+    // A crash: pause, let the initiations settle, and kill the worker while items wait for callbacks.
+    await waitForBatch(stack, id, (b) => done(b) >= 550, 180_000);
+    assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/pause`)).status, 200);
+    let sent = -1;
+    for (let now = (await requestsPerPayment()).size; now !== sent; now = (await requestsPerPayment()).size) {
+      sent = now;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    await stopWorker('SIGKILL');
+    await new Promise((r) => setTimeout(r, 2000));
+    worker = await startWorkerProcess(stack.workerEnv);
+    assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/resume`)).status, 200);
 
-  const batch = await waitForBatch(stack, id, (b) => b.status === 'completed', 300_000);
-  const perScenario = ITEMS / SCENARIOS.length;
-  assert.deepEqual(
-    {
-      succeeded: batch.items.succeeded.count,
-      failed: batch.items.failed.count,
-      needs_review: batch.items.needs_review.count,
-    },
-    { succeeded: 2 * perScenario, failed: 2 * perScenario, needs_review: perScenario },
-    'default and 22 succeed, 11 and 88 fail, 33 goes to review',
-  );
-  assert.equal(batch.needs_review.length, perScenario);
+    const batch = await waitForBatch(stack, id, (b) => b.status === 'completed', 300_000);
+    const perScenario = ITEMS / SCENARIOS.length;
+    assert.deepEqual(
+      {
+        succeeded: batch.items.succeeded.count,
+        failed: batch.items.failed.count,
+        needs_review: batch.items.needs_review.count,
+      },
+      { succeeded: 2 * perScenario, failed: 2 * perScenario, needs_review: perScenario },
+      'default and 22 succeed, 11 and 88 fail, 33 goes to review',
+    );
+    assert.equal(batch.needs_review.length, perScenario);
 
-  const requests = await requestsPerPayment();
-  const itemIds = body.items.map((item) => `payment-acme-${body.reference}~${item.reference}`);
-  const counts = itemIds.map((itemId) => requests.get(itemId) ?? 0);
-  assert.deepEqual(
-    counts.filter((n) => n !== 1),
-    [],
-    'every item was initiated upstream exactly once',
-  );
-  const ledger = await stack.sandboxGet<SandboxRecord[]>('/sandbox/transactions');
-  const prefix = encodeURIComponent(`payment-acme-${body.reference}~`);
-  const transactions = ledger.filter((t) => t.callback_url?.includes(prefix));
-  assert.equal(transactions.length, ITEMS - perScenario, 'one transaction per item; scenario 88 creates none');
-  assert.equal(new Set(transactions.map((t) => t.callback_url)).size, transactions.length, 'no duplicates');
+    const requests = await requestsPerPayment();
+    const itemIds = body.items.map((item) => `payment-acme-${body.reference}~${item.reference}`);
+    const counts = itemIds.map((itemId) => requests.get(itemId) ?? 0);
+    assert.deepEqual(
+      counts.filter((n) => n !== 1),
+      [],
+      'every item was initiated upstream exactly once',
+    );
+    const ledger = await stack.sandboxGet<SandboxRecord[]>('/sandbox/transactions');
+    const prefix = encodeURIComponent(`payment-acme-${body.reference}~`);
+    const transactions = ledger.filter((t) => t.callback_url?.includes(prefix));
+    assert.equal(transactions.length, ITEMS - perScenario, 'one transaction per item; scenario 88 creates none');
+    assert.equal(new Set(transactions.map((t) => t.callback_url)).size, transactions.length, 'no duplicates');
 
-  // Continue-as-new keeps every run short, whatever the batch size.
-  const runs: string[] = [];
-  for await (const run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(run.runId);
-  assert.ok(runs.length > 1, `the batch continued as new (${runs.length} runs)`);
-  for (const runId of runs) {
-    const history = await client.workflow.getHandle(id, runId).fetchHistory();
-    const events = history.events?.length ?? 0;
-    assert.ok(events < 2 * MAX_RUN_EVENTS, `run ${runId} has ${events} events`);
-  }
-  const items = await client.workflow.count(`BatchId = "${id}" AND WorkflowType = "paymentWorkflow"`);
-  assert.equal(items.count, ITEMS, 'every item is findable by the batch search attribute');
-  process.stdout.write(`# ${ITEMS} items, ${runs.length} batch runs\n`);
-});
+    // Continue-as-new keeps every run short, whatever the batch size.
+    const runs: string[] = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(run.runId);
+    assert.ok(runs.length > 1, `the batch continued as new (${runs.length} runs)`);
+    for (const runId of runs) {
+      const history = await client.workflow.getHandle(id, runId).fetchHistory();
+      const events = history.events?.length ?? 0;
+      assert.ok(events < 2 * MAX_RUN_EVENTS, `run ${runId} has ${events} events`);
+    }
+    const items = await client.workflow.count(`BatchId = "${id}" AND WorkflowType = "paymentWorkflow"`);
+    assert.equal(items.count, ITEMS, 'every item is findable by the batch search attribute');
+    process.stdout.write(`# ${ITEMS} items, ${runs.length} batch runs\n`);
+  },
+);

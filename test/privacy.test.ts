@@ -199,7 +199,9 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
       assert.equal(Buffer.from(memo?.metadata?.encoding ?? []).toString(), 'binary/encrypted', 'the memo');
     }
     const reviewed = histories.get(payments[4]!.id)!;
-    const update = reviewed.events?.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const update = reviewed.events?.find(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'resolve',
+    );
     const updateInput = update?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads;
     assert.equal(updateInput?.length, 1, 'the resolve update is in the history');
     assert.equal(Buffer.from(updateInput[0]?.metadata?.encoding ?? []).toString(), 'binary/encrypted', 'the update');

@@ -113,7 +113,8 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
     { timeoutMs: 30_000, timedOut: (err) => new Error(`no payment after the restarts: ${String(err)}`) },
   );
   await waitFor(afterCrashes.body.id, 'succeeded');
-  // The demo merchant's notifications reach the sandbox's merchant side, signed with the generated secret.
+  // The demo merchant's notifications reach the sandbox's merchant side, signed with the generated secret (the one
+  // made after the restarts: the sandbox keeps what it received in memory).
   const inboxUrl = /notifications\s+(\S+) \(/.exec(first.output())?.[1];
   const sandboxBearer = /sandbox ledger\s+\S+ \(authorization: Bearer (\S+)\)/.exec(first.output())?.[1];
   assert.ok(inboxUrl && sandboxBearer, first.output());
@@ -122,7 +123,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   for (const deadline = Date.now() + 15_000; !told && Date.now() < deadline;) {
     const inbox = await request(inboxUrl, { headers: { authorization: `Bearer ${sandboxBearer}` } });
     const received = (await inbox.body.json()) as Received[];
-    told = received.find((n) => n.type === 'payment.succeeded' && n.event.data.object.id === done.body.id);
+    told = received.find((n) => n.type === 'payment.succeeded' && n.event.data.object.id === afterCrashes.body.id);
     if (!told) await new Promise((r) => setTimeout(r, 250));
   }
   assert.equal(told?.verified, true);

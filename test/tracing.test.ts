@@ -159,7 +159,8 @@ it('one card payment settled by its callback is one trace, from the merchant req
 
   const merchantRequest = one('POST /v1/payments');
   const traceId = merchantRequest.spanContext().traceId;
-  const start = one('StartWorkflow:paymentWorkflow', ofPayment);
+  // POST /v1/payments starts the workflow with its `initiation` update, in one call (Update-with-Start).
+  const start = one('UpdateWithStartWorkflow:initiation', (s) => s.spanContext().traceId === traceId);
   const run = one('RunWorkflow:paymentWorkflow', ofPayment);
   const scheduled = one('StartActivity:initiatePayment', (s) => s.spanContext().traceId === traceId);
   const initiation = one('RunActivity:initiatePayment', ofPayment);

