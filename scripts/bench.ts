@@ -60,8 +60,13 @@ async function main(): Promise<number> {
     port: 0,
     logger: false,
   });
+  const port = await freePort();
   const common = {
     TEMPORAL_ADDRESS: devServer.address,
+    // What the server signs and the worker checks, and the callback URLs the worker derives for the server.
+    SIGNING_KEYS: generateKeyEntry('bench-signing'),
+    CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     TASK_QUEUE: 'bench',
     PROVIDER_BASE_URL: sandbox.url,
     PROVIDER_TOKEN: TOKEN,
@@ -73,7 +78,6 @@ async function main(): Promise<number> {
   };
   // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
   const worker = await startWorkerProcess(common);
-  const port = await freePort();
   const server = await startServer(
     parseConfig(serverSchema, {
       ...common,
@@ -81,7 +85,6 @@ async function main(): Promise<number> {
       HOST: '127.0.0.1',
       MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
       OPERATOR_API_KEYS: `bench:${OPERATOR_KEY}`,
-      CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
       FINGERPRINT_SECRET: 'bench-fingerprint-secret-0123456789abcdef',
       BATCH_CONCURRENCY: CONCURRENCY,
     }),
