@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
-import { request } from 'undici';
 import type { NotificationEvent } from '../src/domain/notification';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { paymentRequest } from './support/requests';
-import { NOTIFIED_MERCHANT_KEY, SANDBOX_TOKEN, startStack } from './support/stack';
+import { NOTIFIED_MERCHANT_KEY, startStack } from './support/stack';
 import type { Stack } from './support/stack';
+import { setReceiverMode } from './support/merchant-inbox';
 
 let stack: Stack;
 let worker: ChildProcess | undefined;
@@ -19,14 +19,18 @@ after(async () => {
   await stack?.close();
 });
 
-async function setMode(mode: ReceiverMode): Promise<void> {
-  const response = await request(`${stack.sandbox.url}/merchant/notifications/mode`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${SANDBOX_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(mode),
-  });
-  assert.equal(response.statusCode, 200);
-  await response.body.dump();
+const setMode = (mode: ReceiverMode) => setReceiverMode(stack, mode);
+
+/** Creates `count` mobile-money payments for the notified merchant; answers their ids. */
+async function notifiedPayments(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = paymentRequest('mobile_money_debit', '00');
+    const response = await stack.api('POST', '/v1/payments', body, NOTIFIED_MERCHANT_KEY);
+    assert.equal(response.status, 201);
+    ids.push(response.body.id);
+  }
+  return ids;
 }
 
 async function inbox(): Promise<ReceivedNotification[]> {
@@ -53,33 +57,13 @@ it('a worker killed mid-delivery loses no notification: each arrives once the wo
   worker = await startWorkerProcess(stack.workerEnv);
   // The merchant holds every notification past the sender's timeout: deliveries stay in flight.
   await setMode({ mode: 'timeout' });
-  const before: string[] = [];
-  for (let i = 0; i < 3; i++) {
-    const response = await stack.api(
-      'POST',
-      '/v1/payments',
-      paymentRequest('mobile_money_debit', '00'),
-      NOTIFIED_MERCHANT_KEY,
-    );
-    assert.equal(response.status, 201);
-    before.push(response.body.id);
-  }
+  const before = await notifiedPayments(3);
   const held = await until((list) => before.every((id) => list.some((n) => subjectOf(n) === id)), 20_000);
 
   worker.kill('SIGKILL');
   await new Promise((r) => worker?.once('exit', r));
   // Payments made while no worker runs are notified too, once one does.
-  const during: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const response = await stack.api(
-      'POST',
-      '/v1/payments',
-      paymentRequest('mobile_money_debit', '00'),
-      NOTIFIED_MERCHANT_KEY,
-    );
-    assert.equal(response.status, 201);
-    during.push(response.body.id);
-  }
+  const during = await notifiedPayments(2);
   await setMode({ mode: 'ok' });
   worker = await startWorkerProcess(stack.workerEnv);
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { request } from 'undici';
 import { parseConfig } from '../src/config';
 import { cliSchema } from '../src/cli/context';
 import { NOTIFICATION_DISPATCHER_WORKFLOW, notificationDispatcherId } from '../src/domain/ids';
@@ -24,13 +23,13 @@ import { ops } from './support/ops';
 import { paymentRequest } from './support/requests';
 import {
   NOTIFIED_MERCHANT_KEY,
-  SANDBOX_TOKEN,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
 } from './support/stack';
 import type { Stack } from './support/stack';
+import { setReceiverMode } from './support/merchant-inbox';
 
 let stack: Stack;
 let client: Client;
@@ -47,15 +46,7 @@ after(async () => {
   await stack?.close();
 });
 
-async function setMode(mode: ReceiverMode): Promise<void> {
-  const response = await request(`${stack.sandbox.url}/merchant/notifications/mode`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${SANDBOX_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(mode),
-  });
-  assert.equal(response.statusCode, 200);
-  await response.body.dump();
-}
+const setMode = (mode: ReceiverMode) => setReceiverMode(stack, mode);
 
 /** What the sandbox's merchant received about one payment (or batch), in arrival order. */
 async function received(subject: string): Promise<ReceivedNotification[]> {

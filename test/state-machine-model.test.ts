@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch';
-import { isTerminal } from '../src/domain/payment';
+import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment';
 import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment';
 import { toMinorUnits } from '../src/domain/money';
 import { BatchState } from '../src/workflows/batch-state';
@@ -27,14 +27,7 @@ const NEXT: Record<PaymentStatus, readonly PaymentStatus[]> = {
   failed: [],
 };
 
-const CALLBACK_EVENTS = new Set([
-  'callback_received',
-  'callback_duplicate',
-  'callback_contradicting',
-  'callback_unrecognized',
-  'callback_rejected',
-  'callback_unconfirmed',
-]);
+const CALLBACK_EVENTS = new Set<string>(CALLBACK_EVENT_TYPES);
 
 interface PaymentModel {
   /** Statuses in the order the state machine announced them. */

@@ -52,16 +52,21 @@ export interface StatusCheck {
   message: string | null;
 }
 
-export const PAYMENT_EVENT_TYPES = [
-  'initiated',
-  'initiation_rejected',
-  'initiation_unknown',
+/** The events a callback's arrival records: one of these for every callback (repeats counted on it). */
+export const CALLBACK_EVENT_TYPES = [
   'callback_received',
   'callback_duplicate',
   'callback_contradicting',
   'callback_unrecognized',
   'callback_rejected',
   'callback_unconfirmed',
+] as const;
+
+export const PAYMENT_EVENT_TYPES = [
+  'initiated',
+  'initiation_rejected',
+  'initiation_unknown',
+  ...CALLBACK_EVENT_TYPES,
   'callback_confirmed',
   'timed_out',
   'status_checked',

@@ -1,4 +1,4 @@
-import { isTerminal, newPaymentResource } from '../domain/payment';
+import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment';
 import type {
   Failure,
   Outcome,
@@ -18,15 +18,7 @@ const MAX_REPEATABLE_EVENTS = 200;
 /** Settling, review and resolution events are always recorded; this only bounds a runaway history. */
 const MAX_EVENTS = 1000;
 const EARLY = 'came before the initiation answered; judged once it does';
-const REPEATABLE = new Set<PaymentEvent['type']>([
-  'callback_received',
-  'callback_duplicate',
-  'callback_contradicting',
-  'callback_unrecognized',
-  'callback_rejected',
-  'callback_unconfirmed',
-  'status_checked',
-]);
+const REPEATABLE = new Set<PaymentEvent['type']>([...CALLBACK_EVENT_TYPES, 'status_checked']);
 
 /**
  * The payment's state machine: every transition of the payment status diagram (ARCHITECTURE.md, the API docs),
