@@ -12,10 +12,11 @@ import { freePort } from '../src/local/free-port';
 const root = resolve(__dirname, '..');
 /**
  * The longest files, which share nothing with the others but the dev server and Redis (the real cluster; the
- * 1,000-item batch on its own task queue; the benchmark's small run, on servers of its own): a second test runner runs
- * them, one after the other, beside the first (whose files run one at a time), and prints their output at the end.
+ * 1,000-item batch on its own task queue; the small runs of the benchmark and the chaos harness, on servers of their
+ * own): a second test runner runs them, one after the other, beside the first (whose files run one at a time), and
+ * prints their output at the end.
  */
-const ALONGSIDE = ['cluster.test.ts', 'payout-batch-scale.test.ts', 'bench-smoke.test.ts'];
+const ALONGSIDE = ['cluster.test.ts', 'payout-batch-scale.test.ts', 'bench-smoke.test.ts', 'chaos.test.ts'];
 
 interface RunResult {
   code: number;

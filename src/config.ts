@@ -6,7 +6,7 @@ import { parseDuration } from './domain/duration';
 import { OPERATOR_NAME } from './domain/operator';
 import type { ProviderConfig } from './provider';
 import { worstCaseCallMs } from './provider/retry';
-import { INITIATION_TIMEOUT_MS } from './domain/payment';
+import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from './domain/payment';
 import { ALLOW_PLAINTEXT_LOOPBACK, temporalSettingProblems } from './temporal/connection';
 
 const duration = (fallback: string) =>
@@ -216,7 +216,7 @@ const provider = {
   PROVIDER_STATUS_BY_REFERENCE_URL: z.string().includes('{reference}').optional(),
   PROVIDER_CONNECT_TIMEOUT: duration('5s'),
   PROVIDER_TIMEOUT: duration('20s'),
-  PROVIDER_SAFE_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  PROVIDER_SAFE_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   PROVIDER_BANKS_URL: z.string().min(1).optional(),
 };
 
@@ -276,19 +276,23 @@ const workerSettings = z.object({
 });
 
 export const workerSchema = workerSettings.superRefine((config, ctx) => {
-  // Temporal gives an initiation INITIATION_TIMEOUT_MS: a provider call allowed longer would be cut off unanswered.
-  const worst = worstCaseCallMs({
-    connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
-    requestTimeoutMs: config.PROVIDER_TIMEOUT,
-    safeRetries: config.PROVIDER_SAFE_RETRIES,
-  });
+  // Temporal gives an initiation INITIATION_TIMEOUT_MS: a provider call allowed longer (after the initiation's wait
+  // for the vault) would be cut off unanswered.
+  const worst =
+    VAULT_WAIT_MS +
+    worstCaseCallMs({
+      connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
+      requestTimeoutMs: config.PROVIDER_TIMEOUT,
+      safeRetries: config.PROVIDER_SAFE_RETRIES,
+    });
   if (worst >= INITIATION_TIMEOUT_MS) {
     ctx.addIssue({
       code: 'custom',
       path: ['PROVIDER_TIMEOUT'],
       message:
         `with PROVIDER_CONNECT_TIMEOUT, PROVIDER_TIMEOUT and PROVIDER_SAFE_RETRIES an initiation may take ` +
-        `${Math.round(worst / 1000)} s, not under the ${INITIATION_TIMEOUT_MS / 1000} s it is given: lower them`,
+        `${Math.round(worst / 1000)} s, not under the ${INITIATION_TIMEOUT_MS / 1000} s it is given ` +
+        `(${VAULT_WAIT_MS / 1000} s of it for the card vault): lower them`,
     });
   }
 });

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -11,7 +14,7 @@ import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
 import { FailureTypes } from '../src/domain/payment';
-import type { PaymentInput } from '../src/domain/payment';
+import type { PaymentInput, ProviderAck } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import { createProviderClient } from '../src/provider';
 import type { ProviderClient } from '../src/provider';
@@ -82,58 +85,83 @@ describe('card vault', () => {
     }
   });
 
-  it('Redis down at initiation: the activity fails at once (initiation_unrecorded) and sends nothing', async () => {
-    const redis = await startRedisServer(await freePort());
+  it('Redis down at initiation: the activity waits for it, sends once it is back, and gives up with nothing sent', async () => {
+    const port = await freePort();
+    const password = 'vault-wait-test-password';
+    const dataDir = mkdtempSync(join(tmpdir(), 'vault-wait-'));
+    let redis = await startRedisServer(port, { password, dataDir });
     servers.push(redis);
     const keyring = parseKeyring(TEST_ENCRYPTION_KEYS);
     const cardVault = await createRedisVault({ url: redis.url, keyring });
-    const request = await detachCard(paymentRequest('card_payment', '00', 'vault-down'), cardVault);
     let sent = 0;
     const provider: ProviderClient = {
       initiate: () => {
         sent += 1;
-        return Promise.reject(new Error('must not be called'));
+        return Promise.resolve({ transactionId: '1', statusCode: '411', message: 'pending', redirectUrl: null });
       },
       checkStatus: () => Promise.resolve(null),
       canCheckStatus: false,
       listBanks: () => Promise.resolve([]),
       close: () => Promise.resolve(),
     };
-    await redis.stop();
-    const started = Date.now();
     const deps = {
       provider,
       cardVault,
       signingKeys: parseKeyring(TEST_SIGNING_KEYS),
       callbackTokens: new CallbackTokens(TEST_CALLBACK_SECRET, 'https://pay.example'),
+      vaultWaitMs: 3000,
     };
-    const paymentId = 'payment-acme-vault-down';
-    const order = signMessage(deps.signingKeys, 'payment', paymentId, {
-      paymentId,
-      merchantId: 'acme',
-      request,
-      createdAt: new Date().toISOString(),
-      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
-    });
-    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: paymentId, runId: 'run-1' } });
     const activities = createPaymentActivities(deps);
-    const failure = await env
-      .run((what: InitiationOrder) => activities.initiatePayment(what), order)
-      .then(
-        () => assert.fail('the initiation must fail'),
-        (err: unknown) => err,
-      );
+    /** The signed start message of a card payment, its card data in the vault (while Redis runs). */
+    const orderFor = async (reference: string) => {
+      const request = await detachCard(paymentRequest('card_payment', '00', reference), cardVault);
+      const paymentId = `payment-acme-${reference}`;
+      return signMessage(deps.signingKeys, 'payment', paymentId, {
+        paymentId,
+        merchantId: 'acme',
+        request,
+        createdAt: new Date().toISOString(),
+        timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+      });
+    };
+    const initiate = (order: Awaited<ReturnType<typeof orderFor>>) => {
+      const workflowExecution = { workflowId: order.body.paymentId, runId: 'run-1' };
+      return new MockActivityEnvironment({ workflowExecution }).run<
+        [InitiationOrder],
+        ProviderAck,
+        (what: InitiationOrder) => Promise<ProviderAck>
+      >((what) => activities.initiatePayment(what), order);
+    };
+    const [back, down] = [await orderFor('vault-back'), await orderFor('vault-down')];
+
+    // Redis restarts within the wait (keeping its data, as a persisted Redis does): the initiation goes out after.
+    await redis.stop();
+    const waiting = initiate(back);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(sent, 0, 'nothing sent while the vault is down');
+    redis = await startRedisServer(port, { password, dataDir });
+    servers.push(redis);
+    assert.equal((await waiting).transactionId, '1', 'sent once Redis was back');
+    assert.equal(sent, 1);
+
+    // Redis stays down: after the wait the payment fails cleanly, nothing sent.
+    await redis.stop();
+    const started = Date.now();
+    const failure = await initiate(down).then(
+      () => assert.fail('the initiation must fail'),
+      (err: unknown) => err,
+    );
     const elapsedMs = Date.now() - started;
     await cardVault.close();
-    assert.ok(failure instanceof ApplicationFailure);
+    assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
     assert.equal(failure.nonRetryable, true);
     assert.deepEqual(failure.details?.[0], {
       code: 'initiation_unrecorded',
       message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
     });
-    assert.equal(sent, 0, 'nothing sent to the provider');
-    assert.ok(elapsedMs <= 2000, `failed in ${elapsedMs} ms`);
+    assert.equal(sent, 1, 'nothing more sent to the provider');
+    assert.ok(elapsedMs >= 2000 && elapsedMs <= 6000, `gave up after ${elapsedMs} ms (the wait is 3 s)`);
   });
 
   it('a card payment whose card data expired fails with card_data_unavailable, nothing sent upstream', async () => {

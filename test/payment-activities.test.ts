@@ -40,6 +40,11 @@ function activitiesWith(provider: ProviderClient, vault: CardVault = createMemor
   return createPaymentActivities({ provider, cardVault: vault, signingKeys, callbackTokens });
 }
 
+/** Runs a status check as Temporal would, inside an activity. */
+function checkStatus(activities: PaymentActivities, input: Parameters<PaymentActivities['checkPaymentStatus']>[0]) {
+  return new MockActivityEnvironment().run((what: typeof input) => activities.checkPaymentStatus(what), input);
+}
+
 /** Runs the initiation as Temporal would, inside the payment's workflow. */
 function initiate(activities: PaymentActivities, what: InitiationOrder, workflowId = PAYMENT_ID) {
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run-1' } });
@@ -107,8 +112,8 @@ describe('payment activities', () => {
       },
     });
     const activities = activitiesWith(provider);
-    await activities.checkPaymentStatus({ paymentId: 'p1', type: 'bank_credit', transactionId: null });
-    await activities.checkPaymentStatus({ paymentId: 'p2', type: 'mobile_money_debit', transactionId: '7' });
+    await checkStatus(activities, { paymentId: 'p1', type: 'bank_credit', transactionId: null });
+    await checkStatus(activities, { paymentId: 'p2', type: 'mobile_money_debit', transactionId: '7' });
     assert.deepEqual(queries, [
       { transactionId: null, reference: 'p1' },
       { transactionId: '7', reference: null },
@@ -123,11 +128,11 @@ describe('payment activities', () => {
         }),
       );
     const transient = await failureOf(
-      activities('ambiguous').checkPaymentStatus({ paymentId: 'p', type: 'card_payment', transactionId: '1' }),
+      checkStatus(activities('ambiguous'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
     assert.equal(transient.nonRetryable, false);
     const refused = await failureOf(
-      activities('definite_rejection').checkPaymentStatus({ paymentId: 'p', type: 'card_payment', transactionId: '1' }),
+      checkStatus(activities('definite_rejection'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
     assert.equal(refused.nonRetryable, true);
   });

@@ -32,8 +32,16 @@ export interface NotificationActivityDeps {
   /** The retry schedule handed with each event (NOTIFICATION_RETRY_*), and each attempt's request timeout. */
   retry: Omit<RetrySchedule, 'attemptTimeoutMs'>;
   requestTimeoutMs: number;
-  /** Signals the merchant's dispatcher workflow, starting it when it does not run (signalWithStart). */
-  handToDispatcher: (dispatcherId: string, merchantId: string, message: Signed<NotificationOrder>) => Promise<void>;
+  /**
+   * Signals the merchant's dispatcher workflow, starting it when it does not run (signalWithStart); gives up when
+   * `signal` aborts (the hand-off timed out or the worker is shutting down).
+   */
+  handToDispatcher: (
+    dispatcherId: string,
+    merchantId: string,
+    message: Signed<NotificationOrder>,
+    signal: AbortSignal,
+  ) => Promise<void>;
   /** The undici dispatcher the notifications are sent through (a keep-alive Agent in the worker). */
   http?: Dispatcher;
   clock?: () => Date;
@@ -67,6 +75,7 @@ export function createNotificationActivities(deps: NotificationActivityDeps) {
         dispatcherId,
         handOff.merchantId,
         signMessage(deps.signingKeys, 'notification', dispatcherId, order),
+        Context.current().cancellationSignal,
       );
       return { queued: true };
     },

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import type { Keyring } from '../crypto/keyring';
 import { signatureProblem } from '../crypto/signing';
-import { FailureTypes } from '../domain/payment';
+import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment';
 import type { Failure, PaymentMessage, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
 import { messageRefusal } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
@@ -12,8 +12,10 @@ import type { ProviderClient } from '../provider';
 import { attachCard } from '../vault/card-data';
 import type { CardVault } from '../vault/card-vault';
 
-/** Well within the initiation's heartbeat time-out (the SDK sends at most one per 80 % of it anyway). */
+/** Well within the heartbeat time-out of initiations and status checks (the SDK sends at most one per 80 % of it anyway). */
 const HEARTBEAT_INTERVAL_MS = 1000;
+/** How often an initiation asks an unreachable vault again. */
+const VAULT_RETRY_MS = 500;
 
 export interface PaymentActivityDeps {
   provider: ProviderClient;
@@ -23,6 +25,8 @@ export interface PaymentActivityDeps {
   signingKeys: Keyring;
   /** Derives the callback URL handed to the provider; its token is never stored in Temporal. */
   callbackTokens: CallbackTokens;
+  /** How long an initiation waits for an unreachable vault; VAULT_WAIT_MS unless a test says otherwise. */
+  vaultWaitMs?: number;
 }
 
 /** What a run recorded before signed messages handed the initiation; refused now, since nothing signed it. */
@@ -42,7 +46,13 @@ export interface StatusCheckInput {
 }
 
 /** Builds the payment activities around their dependencies, so tests hand in fakes. */
-export function createPaymentActivities({ provider, cardVault, signingKeys, callbackTokens }: PaymentActivityDeps) {
+export function createPaymentActivities({
+  provider,
+  cardVault,
+  signingKeys,
+  callbackTokens,
+  vaultWaitMs = VAULT_WAIT_MS,
+}: PaymentActivityDeps) {
   return {
     /**
      * Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal).
@@ -51,23 +61,26 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
      */
     async initiatePayment(order: InitiationOrder): Promise<ProviderAck> {
       const { paymentId, request: stored } = trustedOrder(order, signingKeys);
-      await claimInitiation(cardVault, paymentId);
-      const request = await attachCard(stored, cardVault).catch(() => {
-        throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
-      });
-      if (!request) {
-        throw cardDataUnavailable(
-          'the card data expired or was already used before initiation; nothing was sent to the provider',
-        );
-      }
-      let ack: ProviderAck;
       // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
       const context = Context.current();
       const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+      let ack: ProviderAck;
       try {
-        ack = await provider.initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) });
-      } catch (err) {
-        throw initiationFailure(err);
+        const vault = patientVault(cardVault, Date.now() + vaultWaitMs);
+        await claimInitiation(vault, paymentId);
+        const request = await attachCard(stored, vault).catch(() => {
+          throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
+        });
+        if (!request) {
+          throw cardDataUnavailable(
+            'the card data expired or was already used before initiation; nothing was sent to the provider',
+          );
+        }
+        ack = await provider
+          .initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) })
+          .catch((err: unknown) => {
+            throw initiationFailure(err);
+          });
       } finally {
         clearInterval(heartbeats);
       }
@@ -87,12 +100,16 @@ export function createPaymentActivities({ provider, cardVault, signingKeys, call
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
     async checkPaymentStatus(input: StatusCheckInput): Promise<StatusCheck | null> {
       const reference = providerReference(input.type, input.paymentId) ?? null;
+      const context = Context.current();
+      const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
       try {
         return await provider.checkStatus({ transactionId: input.transactionId, reference });
       } catch (err) {
         const message = err instanceof Error ? err.message : 'status query failed';
         const definite = err instanceof ProviderError && err.classification === 'definite_rejection';
         throw ApplicationFailure.create({ type: FailureTypes.transient, message, nonRetryable: definite });
+      } finally {
+        clearInterval(heartbeats);
       }
     },
   };
@@ -117,6 +134,29 @@ function trustedOrder(order: InitiationOrder, keys: Keyring): { paymentId: strin
     nonRetryable: true,
     details: [failure],
   });
+}
+
+/**
+ * The vault, its commands tried again while it is unreachable (a Redis restart) until `giveUpAt`: before the provider
+ * call nothing has been sent, so waiting is safe. A claim whose answer was lost is found taken on the next try, which
+ * then counts as unknown, never as a second send.
+ */
+function patientVault(vault: CardVault, giveUpAt: number): CardVault {
+  const patiently = async <T>(command: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await command();
+      } catch (err) {
+        if (Date.now() + VAULT_RETRY_MS >= giveUpAt) throw err;
+        await Context.current().sleep(VAULT_RETRY_MS);
+      }
+    }
+  };
+  return {
+    ...vault,
+    claimInitiation: (paymentId) => patiently(() => vault.claimInitiation(paymentId)),
+    take: (token) => patiently(() => vault.take(token)),
+  };
 }
 
 /**

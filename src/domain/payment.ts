@@ -135,8 +135,13 @@ export interface ResolveInput {
 /** ApplicationFailure types that carry the provider client's classification across the activity boundary. */
 /** The longest an initiation may take, provider retries included (the worker refuses provider time-outs beyond it). */
 export const INITIATION_TIMEOUT_MS = 120_000;
-/** How soon a worker that died mid-initiation is noticed: the activity heartbeats well within it. */
-export const INITIATION_HEARTBEAT_TIMEOUT_MS = 10_000;
+/**
+ * How long an initiation waits for an unreachable card vault (a Redis restart) before it fails: nothing has been sent
+ * yet, so waiting is safe, and part of the initiation's INITIATION_TIMEOUT_MS.
+ */
+export const VAULT_WAIT_MS = 15_000;
+/** How soon a worker that died mid-initiation or mid-status-check is noticed: the activities heartbeat well within it. */
+export const PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 export const FailureTypes = {
   /** A message or input that the server did not sign for this workflow: refused before anything is sent. */

@@ -20,16 +20,24 @@ export function redisServerBinary(): string {
   return process.env.REDIS_SERVER_PATH ?? (existsSync(LOCAL_INSTALL) ? LOCAL_INSTALL : 'redis-server');
 }
 
+export interface RedisServerOptions {
+  /** Keep this password (a restart that its clients reconnect to); a new random one when absent. */
+  password?: string;
+  /** Append-only file directory, so the data outlives a restart; nothing written to disk when absent. */
+  dataDir?: string;
+}
+
 /**
- * Starts a private redis-server on loopback for the card vault: password-protected, nothing written to disk
+ * Starts a private redis-server on loopback for the card vault: password-protected, by default nothing written to disk
  * (entries live 15 minutes at most; after a restart an unused card entry is gone and its payment fails cleanly).
  */
-export async function startRedisServer(port: number): Promise<RedisServer> {
-  const password = randomBytes(24).toString('hex');
+export async function startRedisServer(port: number, options: RedisServerOptions = {}): Promise<RedisServer> {
+  const password = options.password ?? randomBytes(24).toString('hex');
   const binary = redisServerBinary();
+  const persistence = options.dataDir ? ['--dir', options.dataDir, '--appendonly', 'yes'] : ['--appendonly', 'no'];
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', password],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--requirepass', password],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: binary === LOCAL_INSTALL ? { ...process.env, LD_LIBRARY_PATH: localLibraryPath() } : process.env,

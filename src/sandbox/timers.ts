@@ -1,10 +1,15 @@
+import { setMaxListeners } from 'node:events';
+
 /** Timers and sleeps that all stop at once when the sandbox closes. */
 export class Timers {
   private readonly pending = new Set<NodeJS.Timeout>();
   private readonly sleepers = new Set<() => void>();
   private readonly controller = new AbortController();
 
-  constructor(private readonly onError: (error: unknown) => void) {}
+  constructor(private readonly onError: (error: unknown) => void) {
+    // Every callback in flight listens to it: hundreds at once under load are expected, not a leak.
+    setMaxListeners(0, this.controller.signal);
+  }
 
   /** Aborted when the sandbox closes; in-flight callback requests listen to it. */
   get signal(): AbortSignal {

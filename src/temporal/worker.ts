@@ -96,15 +96,18 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
       ...createNotificationActivities({
         ...(options.notifications ?? NO_NOTIFICATIONS),
         signingKeys: options.deps.signingKeys,
-        handToDispatcher: async (workflowId, merchantId, message) => {
-          await client.workflow.signalWithStart(NOTIFICATION_DISPATCHER_WORKFLOW, {
-            workflowId,
-            taskQueue: options.taskQueue,
-            args: [{ merchantId }],
-            signal: notificationSignal,
-            signalArgs: [message],
-            staticSummary: `notifications to merchant ${merchantId}`,
-          });
+        // Abortable, so that a hand-off stuck on an unreachable Temporal never holds up the worker's shutdown.
+        handToDispatcher: async (workflowId, merchantId, message, signal) => {
+          await client.withAbortSignal(signal, () =>
+            client.workflow.signalWithStart(NOTIFICATION_DISPATCHER_WORKFLOW, {
+              workflowId,
+              taskQueue: options.taskQueue,
+              args: [{ merchantId }],
+              signal: notificationSignal,
+              signalArgs: [message],
+              staticSummary: `notifications to merchant ${merchantId}`,
+            }),
+          );
         },
       }),
     },

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import { FailureTypes, INITIATION_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS, isTerminal } from '../domain/payment';
+import { FailureTypes, PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS, isTerminal } from '../domain/payment';
 import type {
   BatchItemOrder,
   Failure,
@@ -50,7 +50,7 @@ import { versioned } from './versioning';
 // the client, whose own time-outs the worker checks against this bound (INITIATION_TIMEOUT_MS).
 const { initiatePayment } = proxyActivities<PaymentActivities>({
   startToCloseTimeout: INITIATION_TIMEOUT_MS,
-  heartbeatTimeout: INITIATION_HEARTBEAT_TIMEOUT_MS,
+  heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 });
 
@@ -61,10 +61,23 @@ export const HANDLE_CANCELLATION = 'handle-cancellation';
 const SETTLE_NOT_SENT = 'settle-not-sent';
 
 // Status queries only read, so Temporal may retry them.
-const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
+const STATUS_CHECK_OPTIONS = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+} as const;
+const { checkPaymentStatus: checkWithoutHeartbeat } = proxyActivities<PaymentActivities>(STATUS_CHECK_OPTIONS);
+const { checkPaymentStatus: checkWithHeartbeat } = proxyActivities<PaymentActivities>({
+  ...STATUS_CHECK_OPTIONS,
+  heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
 });
+
+/** Patch: status checks heartbeat, so a worker that dies mid-check costs reconciliation seconds, not 30 s. */
+const STATUS_CHECK_HEARTBEAT = 'status-check-heartbeat';
+
+/** The status check activity of this run. */
+function checkPaymentStatus() {
+  return patched(STATUS_CHECK_HEARTBEAT) ? checkWithHeartbeat : checkWithoutHeartbeat;
+}
 
 const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
 
@@ -221,7 +234,7 @@ async function waitForOutcome(
 async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
   try {
-    const check = await checkPaymentStatus.executeWithOptions({ summary: 'confirm callback' }, [
+    const check = await checkPaymentStatus().executeWithOptions({ summary: 'confirm callback' }, [
       { paymentId: input.paymentId, type: input.request.type, transactionId },
     ]);
     state.confirmation(callback, check, workflowTime());
@@ -286,7 +299,7 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
   let interval = input.timing.reconcileIntervalMs;
   for (let attempt = 1; !state.terminal; attempt++) {
     try {
-      const check = await checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}` }, [
+      const check = await checkPaymentStatus().executeWithOptions({ summary: `status check ${attempt}` }, [
         { paymentId: input.paymentId, type: input.request.type, transactionId: state.resource.provider.transaction_id },
       ]);
       if (check === null) {

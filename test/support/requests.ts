@@ -2,6 +2,7 @@ import { request } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { StoredPaymentRequest } from '../../src/domain/payment';
 import type { PaymentRequest, PaymentType } from '../../src/domain/requests';
+import { sampleRequest } from '../../src/local/sample-requests';
 
 let counter = 0;
 
@@ -12,43 +13,7 @@ export function uniqueReference(label: string): string {
 
 /** A valid request of the given type whose sandbox scenario is chosen by the last two digits. */
 export function paymentRequest(type: PaymentType, scenario: string, reference = uniqueReference(type)): PaymentRequest {
-  switch (type) {
-    case 'mobile_money_debit':
-      return {
-        type,
-        reference,
-        amount: 12.5,
-        channel: 1,
-        phone_number: `2332412345${scenario}`,
-        name: 'Ama Mensah',
-      };
-    case 'card_payment':
-      return {
-        type,
-        reference,
-        amount: 40,
-        channel: 1,
-        first_name: 'Ama',
-        last_name: 'Mensah',
-        email: 'ama@example.com',
-        phone_number: `+2332412345${scenario}`,
-        card_number: '4111111111111111',
-        card_cvv: '123',
-        expiry_month: '12',
-        expiry_year: String(new Date().getUTCFullYear() + 3),
-        return_url: 'https://merchant.example/return',
-      };
-    case 'bank_credit':
-      return {
-        type,
-        reference,
-        amount: 250,
-        customer_name: 'Kofi Boateng',
-        bank_code: 'GH030100',
-        account_number: `12345678${scenario}`,
-        description: 'May payout',
-      };
-  }
+  return sampleRequest(type, scenario, reference);
 }
 
 /** A request as the workflow keeps it (card data replaced by a vault token), for tests that skip the server. */

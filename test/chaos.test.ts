@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { it } from 'node:test';
+
+// `npm run chaos` as a smaller run: every fault of the full run (three worker kills, a Temporal restart, an API server
+// kill, Redis stopped for 10 s, a faulty provider and faulty callbacks) over fewer payments. It starts its own
+// Temporal (persisted, so that it can restart), Redis, sandbox, worker and servers.
+
+it('npm run chaos loses, doubles and strands nothing through every fault, and explains every outcome', async (t) => {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'scripts', 'chaos.ts')], {
+    env: {
+      ...process.env,
+      CHAOS_PAYMENTS: '60',
+      CHAOS_BATCH_ITEMS: '30',
+      CHAOS_LOAD_MS: '30000',
+      CHAOS_SETTLE_MS: '150000',
+      CHAOS_LIMIT_MS: '270000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const results = output.slice(output.indexOf('[chaos] results'));
+  t.diagnostic(results);
+  assert.equal(code, 0, output);
+  assert.equal((results.match(/fault: worker SIGKILL/g) ?? []).length, 3, results);
+  for (const fault of [/fault: Temporal server restart/, /fault: API server B SIGKILL/, /fault: Redis stopped 10 s/]) {
+    assert.match(results, fault);
+  }
+  assert.match(results, /provider requests \d+: faults [1-9]\d* /);
+  assert.match(results, /callbacks: [1-9]\d* faults/);
+  assert.match(results, /settled 90\/90 /);
+  assert.match(results, /batch completed: .* \(exact against its 30 items\)/);
+  assert.match(results, /lost 0 · stuck 0 · double initiations 0 · unexplained 0 · wrong answers 0/);
+  assert.match(results, /wrong 0, unresolved 0/);
+  assert.match(output, /\[chaos\] PASS/);
+});
