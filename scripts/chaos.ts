@@ -28,7 +28,7 @@ async function main(): Promise<number> {
     concurrency: Number(process.env.CHAOS_CONCURRENCY ?? 12),
     loadForMs: Number(process.env.CHAOS_LOAD_MS ?? 60_000),
     reportFile: process.env.CHAOS_REPORT ?? join(tmpdir(), `chaos-report-${seed}.json`),
-    settleForMs: Number(process.env.CHAOS_SETTLE_MS ?? 240_000),
+    settleForMs: Number(process.env.CHAOS_SETTLE_MS ?? 420_000),
     log,
   });
   log('results');

@@ -12,6 +12,7 @@ const clean = (overrides: Partial<PaymentFacts>): PaymentFacts => ({
   received: 1,
   initiationFaults: ['none'],
   answerMaybeLost: false,
+  reconciliationHit: false,
   callbacks: { faults: [], delivered: [{ at: 1, status: '1' }] },
   ...overrides,
 });
@@ -71,6 +72,16 @@ describe('chaos explanations', () => {
       ],
     };
     assert.deepEqual(explain(clean({ scenario: '77', callbacks: inOrder })).allowed, ['succeeded']);
+  });
+
+  it('a kill during reconciliation may leave it for an operator', () => {
+    const facts = clean({
+      type: 'bank_credit',
+      scenario: '44',
+      reconciliationHit: true,
+      callbacks: { faults: [], delivered: [] },
+    });
+    assert.deepEqual(explain(facts).allowed.sort(), ['failed', 'needs_review']);
   });
 
   it('a kill near the initiation adds what a lost answer allows', () => {

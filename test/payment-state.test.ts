@@ -113,6 +113,28 @@ describe('payment state machine', () => {
     assert.equal(state.awaitingConfirmation, true);
   });
 
+  it('a callback whose confirmation failed is asked about again in reconciliation, by its transaction id', () => {
+    const early = { ...callback('succeeded', 12.5), transactionId: '77' };
+    const { state } = newState();
+    state.callback(early, now);
+    state.initiationUnknown('headers timeout', now);
+    assert.equal(state.nextUnconfirmed(), early);
+    state.confirmation(early, { error: 'status query timed out' }, now, true);
+    assert.equal(state.status, 'pending', 'neither taken nor ignored');
+    assert.equal(state.resource.events.at(-1)?.type, 'callback_unconfirmed');
+    assert.equal(state.transactionIdToCheck, '77', 'reconciliation asks about the transaction it named');
+    state.statusChecked(1, { state: 'succeeded', transactionId: '77', statusCode: '1', message: null }, now);
+    assert.equal(state.status, 'succeeded');
+
+    // Before the patch: ignored, and reconciliation has nothing to ask about.
+    const before = newState().state;
+    before.callback(early, now);
+    before.initiationUnknown('headers timeout', now);
+    before.confirmation(early, { error: 'status query timed out' }, now);
+    assert.equal(before.resource.events.at(-1)?.type, 'callback_rejected');
+    assert.equal(before.transactionIdToCheck, null);
+  });
+
   it('a flood of one callback becomes one counted event, and never pushes out a resolution', () => {
     const { state } = newState();
     state.initiated(ack, now);

@@ -15,6 +15,11 @@ export interface PaymentFacts {
   initiationFaults: Array<ProviderFault | 'none'>;
   /** A worker died, or Temporal restarted, while its initiation's answer may have been on its way. */
   answerMaybeLost: boolean;
+  /**
+   * A worker died, or Temporal or Redis restarted, during its reconciliation: with the run's short window (30 s) that
+   * can cost it the status checks that would have settled it.
+   */
+  reconciliationHit: boolean;
   callbacks: CallbackHistory;
 }
 
@@ -83,11 +88,13 @@ export function explain(facts: PaymentFacts): Explanation {
     created ? createdOutcomes(facts, answerSeen) : notCreatedOutcomes(facts, answerSeen);
   const allowed = new Set<FinalStatus>(outcomes(!faultLost));
   if (facts.answerMaybeLost) for (const status of outcomes(false)) allowed.add(status);
+  if (facts.reconciliationHit) allowed.add('needs_review');
 
   const causes = [
     ...facts.initiationFaults.filter((f) => f !== 'none').map((f) => `initiation ${f}`),
     ...facts.callbacks.faults.map((f) => `callback ${f}`),
     ...(facts.answerMaybeLost ? ['a kill or restart during initiation'] : []),
+    ...(facts.reconciliationHit ? ['a kill or restart during reconciliation'] : []),
   ];
   return { expected: scenarioOutcome(facts.type, facts.scenario), allowed: [...allowed], causes: [...new Set(causes)] };
 }

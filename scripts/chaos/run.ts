@@ -45,6 +45,8 @@ interface LedgerRecord {
 }
 
 const FINAL = new Set<string>(['succeeded', 'failed', 'needs_review']);
+/** Payments read at once while waiting for them to settle. */
+const SETTLE_READERS = 32;
 const WORKER_DOWN_MS = 2000;
 const SERVER_DOWN_MS = 3000;
 const REDIS_DOWN_MS = 10_000;
@@ -186,9 +188,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     progress = setInterval(() => log(`${finals.size}/${plan.length} payments and items settled`), 10_000);
     while (finals.size < plan.length && Date.now() < deadline) {
       const open = plan.filter((p) => !finals.has(p.id));
-      for (let i = 0; i < open.length; i += 16) {
+      for (let i = 0; i < open.length; i += SETTLE_READERS) {
         await Promise.all(
-          open.slice(i, i + 16).map(async (p) => {
+          open.slice(i, i + SETTLE_READERS).map(async (p) => {
             const payment = await callApi(
               tally,
               stack.servers,

@@ -49,6 +49,9 @@ const INITIATION_WINDOW_MS = { before: 1000, after: 3000 };
 /** How long a payment may wait for its initiation without faults (the server's INITIATION_WAIT). */
 const INITIATION_WAIT_MS = 5000;
 const NO_CALLBACKS: CallbackHistory = { faults: [], delivered: [] };
+/** The events by which a payment's workflow records how its initiation went. */
+const INITIATION_OUTCOMES = new Set<string>(['initiated', 'initiation_rejected', 'initiation_unknown']);
+const FINAL_EVENTS = new Set<string>(['succeeded', 'failed', 'needs_review']);
 
 /** `name n, name n` for the values, by key. */
 export function countBy<T>(values: T[], key: (value: T) => string): string {
@@ -96,11 +99,23 @@ export function verify(observed: Observed): Verdict {
     const payment = finals.get(p.id);
     if (!payment) continue;
     const initiations = initiationsOf.get(p.id) ?? [];
-    // From its creation to its initiation's answer (or, never sent, a while after its creation).
+    // A kill or restart between its creation and the moment its workflow recorded how the initiation went (however
+    // slow a loaded machine made that) may have cost it the provider's answer.
     const createdAt = Date.parse(payment.created_at);
+    const recorded = payment.events.find((e) => INITIATION_OUTCOMES.has(e.type));
     const from = Math.min(createdAt, ...initiations.map((r) => r.at)) - INITIATION_WINDOW_MS.before;
-    const to = Math.max(createdAt + INITIATION_WAIT_MS, ...initiations.map((r) => r.at)) + INITIATION_WINDOW_MS.after;
+    const to = Math.max(
+      recorded ? Date.parse(recorded.at) : createdAt + INITIATION_WAIT_MS,
+      ...initiations.map((r) => r.at + INITIATION_WINDOW_MS.after),
+    );
     const answerMaybeLost = observed.outages.some((o) => o.at <= to && o.until >= from);
+    const reconciling = payment.events.find((e) => e.type === 'timed_out');
+    const settled = payment.events.find((e) => FINAL_EVENTS.has(e.type));
+    const reconciliationHit =
+      reconciling !== undefined &&
+      observed.outages.some(
+        (o) => o.until >= Date.parse(reconciling.at) && o.at <= Date.parse(settled?.at ?? reconciling.at),
+      );
     const callbacks = observed.callbacks.get(p.id) ?? NO_CALLBACKS;
     const explanation = explain({
       type: p.type,
@@ -108,6 +123,7 @@ export function verify(observed: Observed): Verdict {
       received: requests.get(p.id) ?? 0,
       initiationFaults: initiations.map((r) => r.fault),
       answerMaybeLost,
+      reconciliationHit,
       callbacks,
     });
     const status = payment.status as FinalStatus;

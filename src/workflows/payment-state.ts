@@ -37,6 +37,8 @@ export class PaymentState {
   private providerKnowsIt = false;
   /** Status checks the provider answered with "no such transaction". */
   private notFoundChecks = 0;
+  /** A transaction a callback named whose confirming status query failed: reconciliation asks about it. */
+  private unconfirmedTransactionId: string | null = null;
 
   constructor(
     input: PaymentInput,
@@ -153,6 +155,11 @@ export class PaymentState {
     }
   }
 
+  /** The transaction the status query asks about: the acknowledged one, else one a callback named (see confirmation). */
+  get transactionIdToCheck(): string | null {
+    return this.resource.provider.transaction_id ?? this.unconfirmedTransactionId;
+  }
+
   /** True while a callback waits for the status query to confirm it. */
   get awaitingConfirmation(): boolean {
     return !this.terminal && this.unconfirmed.length > 0;
@@ -167,7 +174,12 @@ export class PaymentState {
    * The status query's answer about a callback that needed confirming: null when no status query is configured or
    * fits, which confirms nothing but a success whose transaction id matched and that only lacked an amount.
    */
-  confirmation(callback: ProviderCallback, check: StatusCheck | null | { error: string }, now: Date): void {
+  confirmation(
+    callback: ProviderCallback,
+    check: StatusCheck | null | { error: string },
+    now: Date,
+    askAgainOnError = false,
+  ): void {
     if (this.terminal) return;
     const details = { outcome: callback.state, status_code: callback.statusCode ?? undefined };
     const knownMatch =
@@ -175,6 +187,15 @@ export class PaymentState {
     if (check === null && knownMatch) {
       this.record(now, { type: 'callback_received', ...details, message: 'no status query is configured to confirm' });
       this.settleByCallback(callback, now);
+      return;
+    }
+    if (askAgainOnError && check !== null && 'error' in check && callback.transactionId !== null) {
+      this.unconfirmedTransactionId ??= callback.transactionId;
+      this.record(now, {
+        type: 'callback_unconfirmed',
+        ...details,
+        message: `not confirmed yet (the status query failed: ${check.error}); reconciliation asks again`,
+      });
       return;
     }
     if (check === null || 'error' in check) {

@@ -74,6 +74,9 @@ const { checkPaymentStatus: checkWithHeartbeat } = proxyActivities<PaymentActivi
 /** Patch: status checks heartbeat, so a worker that dies mid-check costs reconciliation seconds, not 30 s. */
 const STATUS_CHECK_HEARTBEAT = 'status-check-heartbeat';
 
+/** Patch: a callback whose confirming status query failed is asked about again in reconciliation, not ignored. */
+const CONFIRM_IN_RECONCILIATION = 'confirm-in-reconciliation';
+
 /** The status check activity of this run. */
 function checkPaymentStatus() {
   return patched(STATUS_CHECK_HEARTBEAT) ? checkWithHeartbeat : checkWithoutHeartbeat;
@@ -240,7 +243,8 @@ async function confirm(state: PaymentState, input: PaymentInput, callback: Provi
     state.confirmation(callback, check, workflowTime());
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
-    state.confirmation(callback, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());
+    const error = { error: cause instanceof Error ? cause.message : 'failed' };
+    state.confirmation(callback, error, workflowTime(), patched(CONFIRM_IN_RECONCILIATION));
   }
 }
 
@@ -300,7 +304,7 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
   for (let attempt = 1; !state.terminal; attempt++) {
     try {
       const check = await checkPaymentStatus().executeWithOptions({ summary: `status check ${attempt}` }, [
-        { paymentId: input.paymentId, type: input.request.type, transactionId: state.resource.provider.transaction_id },
+        { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
       ]);
       if (check === null) {
         // No status query fits this payment: only a callback can still settle it.
