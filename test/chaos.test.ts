@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 
@@ -8,6 +10,7 @@ import { it } from 'node:test';
 // Temporal (persisted, so that it can restart), Redis, sandbox, worker and servers.
 
 it('npm run chaos loses, doubles and strands nothing through every fault, and explains every outcome', async (t) => {
+  const report = join(tmpdir(), `chaos-test-report-${process.pid}.json`);
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'scripts', 'chaos.ts')], {
     env: {
       ...process.env,
@@ -16,6 +19,7 @@ it('npm run chaos loses, doubles and strands nothing through every fault, and ex
       CHAOS_LOAD_MS: '30000',
       CHAOS_SETTLE_MS: '150000',
       CHAOS_LIMIT_MS: '270000',
+      CHAOS_REPORT: report,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -23,8 +27,9 @@ it('npm run chaos loses, doubles and strands nothing through every fault, and ex
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  rmSync(report, { force: true });
   const results = output.slice(output.indexOf('[chaos] results'));
-  t.diagnostic(results);
+  for (const line of results.trim().split('\n')) t.diagnostic(line);
   assert.equal(code, 0, output);
   assert.equal((results.match(/fault: worker SIGKILL/g) ?? []).length, 3, results);
   for (const fault of [/fault: Temporal server restart/, /fault: API server B SIGKILL/, /fault: Redis stopped 10 s/]) {
