@@ -2,10 +2,11 @@
 // rates, latencies, worker memory with payments waiting, and a payout batch (docs/performance.md).
 import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { batchPhase, fullPhase, openPhase, twinPhase, waitingPhase } from './bench/phases';
+import { batchPhase, fullPhase, openPhase, startTwin, twinPhase, waitingPhase } from './bench/phases';
 import { printTable } from './bench/report';
 import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
+import { rssMb } from './bench/rss';
 import { startStack } from './bench/stack';
 import { log, percentile } from './bench/stats';
 
@@ -21,15 +22,19 @@ async function main(): Promise<number> {
   );
   log(`commit ${execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim()}`);
   const stack = await startStack(settings.BENCH_CONCURRENCY);
+  const startRss = rssMb(stack.workerPid);
+  log(`worker RSS at start: ${startRss.toFixed(0)} MB`);
   const stopAll = () => {
     void stack.stop().finally(() => process.exit(130));
   };
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
   try {
-    const twin = await twinPhase(stack, settings);
+    const twinWorker = await startTwin(stack);
+    const twin = await twinPhase(twinWorker, settings);
     const full = await fullPhase(stack, settings);
-    const open = await openPhase(stack, settings, full.rate);
+    const open = await openPhase(stack, twinWorker, settings, full.rate);
+    await twinWorker.stop();
     const waiting = await waitingPhase(stack, settings, settings.BENCH_CLIENTS);
     const batch = await batchPhase(stack, settings);
 
@@ -63,6 +68,11 @@ async function main(): Promise<number> {
         value: `${fixed(percentile(open.callbackToFinal, 0.5))} ms`,
       },
       { name: 'half load callback → final p99', value: `${fixed(cbP99)} ms`, target: '≤ 100 ms', met: cbP99 <= 100 },
+      {
+        name: 'half load twin signal → completion p50 / p99',
+        value: `${fixed(percentile(open.twinSignalToEnd, 0.5))} / ${fixed(percentile(open.twinSignalToEnd, 0.99))} ms`,
+      },
+      { name: 'worker RSS at start', value: `${fixed(startRss)} MB` },
       {
         name: `worker RSS, ${waiting.count} waiting (peak)`,
         value: `${fixed(waiting.peakMb)} MB`,

@@ -60,3 +60,17 @@ export async function callbackToFinalMs(client: Client, workflowId: string): Pro
   }
   return undefined;
 }
+
+/** The twin's signal → its completion, from its history (the twin's counterpart of callback → final status). */
+export async function signalToCompletionMs(client: Client, workflowId: string): Promise<number | undefined> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  let signalled: number | undefined;
+  for (const event of history.events ?? []) {
+    const at = optionalTsToMs(event.eventTime);
+    if (event.workflowExecutionSignaledEventAttributes) signalled ??= at;
+    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED) {
+      return signalled !== undefined && at !== undefined ? at - signalled : undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,7 +1,7 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { BatchProgress } from '../../src/domain/batch';
 import { CpuMeter } from './cpu';
-import { callbackToFinalMs } from './history';
+import { callbackToFinalMs, signalToCompletionMs } from './history';
 import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
 import { RssSampler } from './rss';
@@ -16,14 +16,20 @@ export interface RateAndLatency {
   serial: number[];
 }
 
-/** (a) The twin on its own worker: closed-loop rate, then one run at a time. */
-export async function twinPhase(stack: BenchStack, settings: BenchSettings): Promise<RateAndLatency> {
-  log('(a) twin: one no-op activity, an Update answered once it is done, one signal, completion');
+/** The twin's worker and a client for it; `run` is one twin from start to result. */
+export interface Twin {
+  run(index: number, signalDelayMs?: number): Promise<string>;
+  cpu: CpuMeter;
+  stop(): Promise<void>;
+}
+
+/** Starts the twin's own worker (kept until the open-loop phase has run the twin too). */
+export async function startTwin(stack: BenchStack): Promise<Twin> {
   const worker = await stack.startTwinWorker();
   // Plain payloads: the twin has no codec, no signatures, no interceptors.
   const client = new Client({ connection: stack.client.connection, namespace: 'default' });
   const runId = Date.now().toString(36);
-  const once = async (i: number) => {
+  const run = async (i: number, signalDelayMs = 0) => {
     const start = new WithStartWorkflowOperation(twinWorkflow, {
       workflowId: `twin-${runId}-${i}`,
       taskQueue: TWIN_TASK_QUEUE,
@@ -31,31 +37,35 @@ export async function twinPhase(stack: BenchStack, settings: BenchSettings): Pro
     });
     await client.workflow.executeUpdateWithStart(twinReady, { startWorkflowOperation: start });
     const handle = await start.workflowHandle();
+    if (signalDelayMs > 0) await new Promise((r) => setTimeout(r, signalDelayMs));
     await handle.signal(twinGo);
     if ((await handle.result()) !== 'done') throw new Error(`twin ${handle.workflowId} did not complete`);
+    return handle.workflowId;
   };
   // The payment worker idles meanwhile; the twin's own worker takes its place in the accounts.
   const others = Object.entries(stack.pids).filter(([name]) => name !== 'worker');
   const cpu = new CpuMeter({ ...Object.fromEntries(others), 'twin worker': worker.pid ?? 0 });
-  try {
-    cpu.start();
-    const closed = await closedLoop(
-      'twin',
-      settings.BENCH_CLIENTS,
-      settings.BENCH_WARMUP_SECONDS,
-      settings.BENCH_RATE_SECONDS,
-      (i) => once(i),
-    );
-    log(
-      `  twin closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
-    );
-    log(`  ${cpu.per(closed.completed)}`);
-    const serial = await oneAtATime(settings.BENCH_SERIAL, (i) => once(1_000_000 + i));
-    log(`  twin one at a time: ${latencyLine(serial)}`);
-    return { rate: closed.rate, serial };
-  } finally {
-    await stopChild(worker);
-  }
+  return { run, cpu, stop: () => stopChild(worker) };
+}
+
+/** (a) The twin: closed-loop rate, then one run at a time. */
+export async function twinPhase(twin: Twin, settings: BenchSettings): Promise<RateAndLatency> {
+  log('(a) twin: one no-op activity, an Update answered once it is done, one signal, completion');
+  twin.cpu.start();
+  const closed = await closedLoop(
+    'twin',
+    settings.BENCH_CLIENTS,
+    settings.BENCH_WARMUP_SECONDS,
+    settings.BENCH_RATE_SECONDS,
+    (i) => twin.run(i).then(() => undefined),
+  );
+  log(
+    `  twin closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
+  );
+  log(`  ${twin.cpu.per(closed.completed)}`);
+  const serial = await oneAtATime(settings.BENCH_SERIAL, (i) => twin.run(1_000_000 + i).then(() => undefined));
+  log(`  twin one at a time: ${latencyLine(serial)}`);
+  return { rate: closed.rate, serial };
 }
 
 /** (b) and (c): the full stack's closed-loop rate, then one payment at a time. */
@@ -85,32 +95,49 @@ export interface OpenLoopResult {
   rate: number;
   postToFinal: number[];
   callbackToFinal: number[];
+  /** The twin at the same arrival rate: its signal → its completion, from its history. */
+  twinSignalToEnd: number[];
 }
 
-/** (d) Payments arriving at half the measured rate; callback → final status from each workflow's own history. */
-export async function openPhase(stack: BenchStack, settings: BenchSettings, fullRate: number): Promise<OpenLoopResult> {
+/**
+ * (d) Payments arriving at half the measured rate; callback → final status from each workflow's own history. Then the
+ * twin at the same arrival rate, its signal sent as long after its Update as the callbacks come, for comparison.
+ */
+export async function openPhase(
+  stack: BenchStack,
+  twin: Twin,
+  settings: BenchSettings,
+  fullRate: number,
+): Promise<OpenLoopResult> {
   const rate = Math.max(fullRate / 2, 0.5);
   const delay = settings.BENCH_OPEN_CALLBACK_DELAY_MS;
-  log(
-    `(d) open loop: ${rate.toFixed(1)} payments/s for ${settings.BENCH_OPEN_SECONDS} s, callbacks ${delay} ms after initiation`,
-  );
+  const seconds = settings.BENCH_OPEN_SECONDS;
+  log(`(d) open loop: ${rate.toFixed(1)} payments/s for ${seconds} s, callbacks ${delay} ms after initiation`);
   stack.sandbox.setCallbackDelay(delay);
+  let full: { results: string[]; latencies: number[] };
   try {
-    const { results, latencies } = await openLoop('open', rate, settings.BENCH_OPEN_SECONDS, () =>
-      paymentToFinalStatus(stack),
-    );
-    const callbackToFinal: number[] = [];
-    for (const id of results) {
-      const ms = await callbackToFinalMs(stack.client, id);
-      if (ms === undefined) throw new Error(`payment ${id}: no callback signal before its final status in its history`);
-      callbackToFinal.push(ms);
-    }
-    log(`  POST → final status: ${latencyLine(latencies)} (includes the ${delay} ms callback delay)`);
-    log(`  callback → final status (history): ${latencyLine(callbackToFinal)}`);
-    return { rate, postToFinal: latencies, callbackToFinal };
+    full = await openLoop('open', rate, seconds, () => paymentToFinalStatus(stack));
   } finally {
     stack.sandbox.setCallbackDelay(0);
   }
+  const callbackToFinal: number[] = [];
+  for (const id of full.results) {
+    const ms = await callbackToFinalMs(stack.client, id);
+    if (ms === undefined) throw new Error(`payment ${id}: no callback signal before its final status in its history`);
+    callbackToFinal.push(ms);
+  }
+  log(`  POST → final status: ${latencyLine(full.latencies)} (includes the ${delay} ms callback delay)`);
+  log(`  callback → final status (history): ${latencyLine(callbackToFinal)}`);
+  log(`  the twin at ${rate.toFixed(1)}/s, signalled ${delay} ms after its Update returned`);
+  const twinRuns = await openLoop('twin open', rate, seconds, (i) => twin.run(2_000_000 + i, delay));
+  const twinSignalToEnd: number[] = [];
+  for (const id of twinRuns.results) {
+    const ms = await signalToCompletionMs(stack.client, id);
+    if (ms === undefined) throw new Error(`twin ${id}: no signal before its completion in its history`);
+    twinSignalToEnd.push(ms);
+  }
+  log(`  twin signal → completion (history): ${latencyLine(twinSignalToEnd)}`);
+  return { rate, postToFinal: full.latencies, callbackToFinal, twinSignalToEnd };
 }
 
 export interface WaitingResult {

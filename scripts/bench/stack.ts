@@ -97,7 +97,12 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
       METRICS_PORT: String(await freePort()),
     };
     // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
-    const worker = track(await startWorkerProcess({ ...common, ...workerExtras() }));
+    const worker = track(
+      await startWorkerProcess(
+        { ...common, ...workerExtras() },
+        (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ),
+    );
     stoppers.push(() => stopChild(worker));
     const server = await startServer(
       parseConfig(serverSchema, {
@@ -157,11 +162,15 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
   }
 }
 
-/** Worker settings the bench passes through from its own environment (to compare worker options). */
+/**
+ * Worker settings the bench passes through from its own environment, to compare worker options: BENCH_WORKER_X as
+ * WORKER_X (BENCH_WORKER_NODE_ARGS are node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
 function workerExtras(): Record<string, string> {
   const extras: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('BENCH_WORKER_') && value !== undefined) extras[name.slice('BENCH_'.length)] = value;
+    if (name.startsWith('BENCH_WORKER_') && name !== 'BENCH_WORKER_NODE_ARGS' && value !== undefined)
+      extras[name.slice('BENCH_'.length)] = value;
   }
   return extras;
 }
