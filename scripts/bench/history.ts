@@ -42,35 +42,59 @@ export async function waitForFinalStatus(client: Client, workflowId: string): Pr
   }
 }
 
-/**
- * Callback → final status inside the workflow's own history: from the callback's signal event to the event that
- * recorded the final status (the upsert of PaymentStatus, written when the workflow task that handled the callback
- * completed). Undefined when the history holds no such pair.
- */
-export async function callbackToFinalMs(client: Client, workflowId: string): Promise<number | undefined> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+/** A signal → the event that ended its wait, split at the first workflow task a worker took after the signal. */
+export interface SignalSpan {
+  /** Signal event → the recording event. */
+  totalMs: number;
+  /** Signal event → a worker started the next workflow task: the wait for a worker (dispatch, a busy worker). */
+  queueMs: number;
+  /** That workflow task's start → the recording event: the worker's time, until the task completed. */
+  workMs: number;
+}
+
+type HistoryEvents = temporal.api.history.v1.IHistoryEvent[];
+
+function signalSpan(
+  events: HistoryEvents,
+  isSignal: (event: HistoryEvent) => boolean,
+  isEnd: (event: HistoryEvent) => boolean,
+): SignalSpan | undefined {
   let signalled: number | undefined;
-  for (const event of history.events ?? []) {
+  let started: number | undefined;
+  for (const event of events) {
     const at = optionalTsToMs(event.eventTime);
-    if (event.workflowExecutionSignaledEventAttributes?.signalName === callbackSignal.name) signalled ??= at;
-    const status = recordedStatus(event);
-    if (status && FINAL.has(status)) {
-      return signalled !== undefined && at !== undefined ? at - signalled : undefined;
+    if (signalled === undefined && isSignal(event)) signalled = at;
+    else if (signalled !== undefined && started === undefined) {
+      if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started = at;
+    }
+    if (isEnd(event)) {
+      if (signalled === undefined || started === undefined || at === undefined) return undefined;
+      return { totalMs: at - signalled, queueMs: started - signalled, workMs: at - started };
     }
   }
   return undefined;
 }
 
-/** The twin's signal → its completion, from its history (the twin's counterpart of callback → final status). */
-export async function signalToCompletionMs(client: Client, workflowId: string): Promise<number | undefined> {
+/**
+ * Callback → final status inside the workflow's own history: from the callback's signal event to the event that
+ * recorded the final status (the upsert of PaymentStatus, written when the workflow task that handled the callback
+ * completed). Undefined when the history holds no such pair.
+ */
+export async function callbackToFinal(client: Client, workflowId: string): Promise<SignalSpan | undefined> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  let signalled: number | undefined;
-  for (const event of history.events ?? []) {
-    const at = optionalTsToMs(event.eventTime);
-    if (event.workflowExecutionSignaledEventAttributes) signalled ??= at;
-    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED) {
-      return signalled !== undefined && at !== undefined ? at - signalled : undefined;
-    }
-  }
-  return undefined;
+  return signalSpan(
+    history.events ?? [],
+    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === callbackSignal.name,
+    (event) => FINAL.has(recordedStatus(event) ?? ''),
+  );
+}
+
+/** The twin's signal → its completion, from its history (the twin's counterpart of callback → final status). */
+export async function signalToCompletion(client: Client, workflowId: string): Promise<SignalSpan | undefined> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return signalSpan(
+    history.events ?? [],
+    (event) => Boolean(event.workflowExecutionSignaledEventAttributes),
+    (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  );
 }

@@ -1,7 +1,8 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { BatchProgress } from '../../src/domain/batch';
 import { CpuMeter } from './cpu';
-import { callbackToFinalMs, signalToCompletionMs } from './history';
+import { callbackToFinal, signalToCompletion } from './history';
+import type { SignalSpan } from './history';
 import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
 import { RssSampler } from './rss';
@@ -120,24 +121,34 @@ export async function openPhase(
   } finally {
     stack.sandbox.setCallbackDelay(0);
   }
-  const callbackToFinal: number[] = [];
+  const callbackSpans: SignalSpan[] = [];
   for (const id of full.results) {
-    const ms = await callbackToFinalMs(stack.client, id);
-    if (ms === undefined) throw new Error(`payment ${id}: no callback signal before its final status in its history`);
-    callbackToFinal.push(ms);
+    const span = await callbackToFinal(stack.client, id);
+    if (!span) throw new Error(`payment ${id}: no callback signal before its final status in its history`);
+    callbackSpans.push(span);
   }
+  const callbackToFinalMs = callbackSpans.map((span) => span.totalMs);
   log(`  POST → final status: ${latencyLine(full.latencies)} (includes the ${delay} ms callback delay)`);
-  log(`  callback → final status (history): ${latencyLine(callbackToFinal)}`);
+  log(`  callback → final status (history): ${latencyLine(callbackToFinalMs)}`);
+  logSplit(callbackSpans);
   log(`  the twin at ${rate.toFixed(1)}/s, signalled ${delay} ms after its Update returned`);
   const twinRuns = await openLoop('twin open', rate, seconds, (i) => twin.run(2_000_000 + i, delay));
-  const twinSignalToEnd: number[] = [];
+  const twinSpans: SignalSpan[] = [];
   for (const id of twinRuns.results) {
-    const ms = await signalToCompletionMs(stack.client, id);
-    if (ms === undefined) throw new Error(`twin ${id}: no signal before its completion in its history`);
-    twinSignalToEnd.push(ms);
+    const span = await signalToCompletion(stack.client, id);
+    if (!span) throw new Error(`twin ${id}: no signal before its completion in its history`);
+    twinSpans.push(span);
   }
+  const twinSignalToEnd = twinSpans.map((span) => span.totalMs);
   log(`  twin signal → completion (history): ${latencyLine(twinSignalToEnd)}`);
-  return { rate, postToFinal: full.latencies, callbackToFinal, twinSignalToEnd };
+  logSplit(twinSpans);
+  return { rate, postToFinal: full.latencies, callbackToFinal: callbackToFinalMs, twinSignalToEnd };
+}
+
+/** Where a signal's time went: waiting for a worker to take the workflow task, then the worker's own time. */
+function logSplit(spans: SignalSpan[]): void {
+  log(`    of which waiting for a worker: ${latencyLine(spans.map((span) => span.queueMs))}`);
+  log(`    of which the workflow task: ${latencyLine(spans.map((span) => span.workMs))}`);
 }
 
 export interface WaitingResult {
