@@ -50,7 +50,16 @@ function track(child: ChildProcess): ChildProcess {
 /** Starts Temporal, Redis, the sandbox, the compiled payment worker and the server, as `npm start` wires them. */
 export async function startStack(batchConcurrency: number): Promise<BenchStack> {
   const stoppers: (() => Promise<unknown>)[] = [];
+  let stopping = false;
+  // A worker that dies mid-run would leave payments waiting forever: the run is broken, so it ends.
+  const brokenIfExits = (child: ChildProcess, name: string) =>
+    child.once('exit', (code, signal) => {
+      if (stopping || stoppedOnPurpose.has(child)) return;
+      log(`BROKEN: the ${name} exited mid-run (${code ?? signal}); stopping`);
+      void stop().finally(() => process.exit(1));
+    });
   const stop = async () => {
+    stopping = true;
     for (const stopOne of stoppers.splice(0).reverse()) await stopOne().catch(() => undefined);
   };
   try {
@@ -104,6 +113,7 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
       ),
     );
     stoppers.push(() => stopChild(worker));
+    brokenIfExits(worker, 'payment worker');
     const server = await startServer(
       parseConfig(serverSchema, {
         ...common,
@@ -140,6 +150,7 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
         }),
       );
       stoppers.push(() => stopChild(child));
+      brokenIfExits(child, 'twin worker');
       await new Promise<void>((resolve, reject) => {
         child.stdout?.on('data', (chunk: Buffer) => {
           if (chunk.toString().includes('polling task queue')) resolve();
@@ -175,8 +186,11 @@ function workerExtras(): Record<string, string> {
   return extras;
 }
 
+const stoppedOnPurpose = new WeakSet<ChildProcess>();
+
 /** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. */
 export async function stopChild(child: ChildProcess): Promise<void> {
+  stoppedOnPurpose.add(child);
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
