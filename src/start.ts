@@ -11,7 +11,7 @@ import {
   workerSchema,
 } from './config';
 import type { StartConfig } from './config';
-import { WORKER_COMMAND } from './local/build-outputs';
+import { WORKER_COMMAND, WORKER_SCRIPT } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './crypto/codec-tokens';
@@ -194,7 +194,7 @@ async function startAll(
     // Every merchant's notifications go to the sandbox's merchant side, which verifies and lists them.
     env.MERCHANT_WEBHOOKS ??= sandboxWebhooks(env.MERCHANT_API_KEYS ?? '', sandboxUrl, secrets.notificationSecret);
   }
-  if (!existsSync(WORKER_COMMAND[1])) throw new Error('the worker is not built: run `npm run build`');
+  if (!existsSync(WORKER_SCRIPT)) throw new Error('the worker is not built: run `npm run build`');
   supervisor.launch('worker', [...WORKER_COMMAND]);
   const server = supervisor.launch('server', tsx('server.ts'));
   await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');

@@ -7,7 +7,7 @@ import { before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { parseConfig, serverSchema, workerSchema } from '../src/config';
 import { generateKeyEntry } from '../src/crypto/keyring';
-import { WORKER_COMMAND } from '../src/local/build-outputs';
+import { WORKER_NODE_FLAGS } from '../src/local/build-outputs';
 import { clusterVersions } from '../src/local/cluster-versions';
 import { DYNAMIC_CONFIG, HISTORY_SHARDS } from '../src/local/temporal-server-config';
 import { TEMPORAL_DATABASES } from '../src/local/temporal-schema';
@@ -182,7 +182,7 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
       assert.match(command, /^node .*dist\/\S+\.js$/, `${name} runs compiled JavaScript: ${command}`);
       assert.doesNotMatch(command, /npm|tsx/);
     }
-    assert.deepEqual(service('worker').command, ['node', WORKER_COMMAND[0], 'dist/worker.js']);
+    assert.deepEqual(service('worker').command, ['node', ...WORKER_NODE_FLAGS, 'dist/worker.js']);
   });
 
   it('lets the worker scale: no container name, no published port', () => {

@@ -5,12 +5,16 @@ import { resolve } from 'node:path';
 /**
  * How every launcher runs the worker (package.json's `worker` script says the same): compiled by `npm run build`,
  * because tsx's loader thread alone costs ~40 MB of RSS, and with a heap cap, because without one V8 grows its heap
- * lazily towards gigabytes before collecting and the worker's memory follows its load instead of its cache size.
+ * lazily towards gigabytes before collecting and the worker's memory follows its load instead of its cache size. Its
+ * young generation is kept small too: at the default (16 MB semi-spaces in each of its two V8 isolates, the main
+ * thread and the workflow thread) it holds ~30 MB more under load (docs/performance.md).
  */
-export const WORKER_COMMAND = [
-  '--max-old-space-size=160',
-  resolve(__dirname, '..', '..', 'dist', 'worker.js'),
-] as const;
+export const WORKER_NODE_FLAGS = ['--max-old-space-size=160', '--max-semi-space-size=4'] as const;
+
+/** The compiled worker `npm run build` makes. */
+export const WORKER_SCRIPT = resolve(__dirname, '..', '..', 'dist', 'worker.js');
+
+export const WORKER_COMMAND = [...WORKER_NODE_FLAGS, WORKER_SCRIPT] as const;
 
 /** The workflow bundle `npm run build` makes (from `src/workflows`); the compiled worker loads it instead of bundling. */
 export const WORKFLOW_BUNDLE = resolve(__dirname, '..', '..', 'dist', 'workflow-bundle.js');

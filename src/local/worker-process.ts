@@ -2,9 +2,12 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { WORKER_COMMAND } from './build-outputs';
 
-/** Starts the compiled worker as its own process, as `npm run worker` does (so it can be killed); resolves once it polls. */
-export function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...WORKER_COMMAND], {
+/**
+ * Starts the compiled worker as its own process, as `npm run worker` does (so it can be killed); resolves once it
+ * polls. `nodeArgs` go before the worker's own (the benchmark's profiling flags).
+ */
+export function startWorkerProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...WORKER_COMMAND], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -39,6 +39,8 @@ export interface SandboxOptions {
 export interface Sandbox {
   /** Where it listens, e.g. `http://127.0.0.1:4010`. */
   url: string;
+  /** Changes callbackDelayMs for transactions started from now on. */
+  setCallbackDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -131,6 +133,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
 
   return {
     url,
+    setCallbackDelay: (ms) => lifecycle.setDelay(ms),
     close: async () => {
       timers.close();
       store.save();

@@ -13,9 +13,14 @@ export class Lifecycle {
   constructor(
     private readonly store: TransactionStore,
     private readonly timers: Timers,
-    private readonly delayMs: number,
+    private delayMs: number,
     private readonly auto3ds: ThreeDsDecision | undefined,
   ) {}
+
+  /** Changes the callback delay of transactions started from now on (the benchmark's phases differ). */
+  setDelay(ms: number): void {
+    this.delayMs = ms;
+  }
 
   /** Sets a new transaction going; resolves once a callback-first scenario has made its first delivery attempt. */
   async begin(transaction: SandboxTransaction): Promise<void> {

@@ -1,0 +1,100 @@
+import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { callbackSignal, SearchAttributes } from '../../src/workflows/definitions';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const EventType = temporal.api.enums.v1.EventType;
+const FINAL = new Set(['succeeded', 'failed', 'needs_review']);
+
+/** The PaymentStatus an event records (its upsert of the search attribute), if it records one. */
+function recordedStatus(event: HistoryEvent): string | undefined {
+  const field =
+    event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[
+      SearchAttributes.status.name
+    ];
+  if (!field?.data) return undefined;
+  const value: unknown = JSON.parse(Buffer.from(field.data).toString());
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Waits, by long-polling the payment's history (no polling load on the worker), until its workflow records a final
+ * status; resolves to that status. The upsert comes in the same workflow-task completion after which the payment's
+ * query (GET) answers with it.
+ */
+export async function waitForFinalStatus(client: Client, workflowId: string): Promise<string> {
+  let nextPageToken: Uint8Array | undefined;
+  for (;;) {
+    const response = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId },
+      waitNewEvent: true,
+      nextPageToken,
+    });
+    for (const event of response.history?.events ?? []) {
+      const status = recordedStatus(event);
+      if (status && FINAL.has(status)) return status;
+      if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED) return 'closed';
+    }
+    if (!response.nextPageToken?.length) return 'closed';
+    nextPageToken = response.nextPageToken;
+  }
+}
+
+/** A signal → the event that ended its wait, split at the first workflow task a worker took after the signal. */
+export interface SignalSpan {
+  /** Signal event → the recording event. */
+  totalMs: number;
+  /** Signal event → a worker started the next workflow task: the wait for a worker (dispatch, a busy worker). */
+  queueMs: number;
+  /** That workflow task's start → the recording event: the worker's time, until the task completed. */
+  workMs: number;
+}
+
+type HistoryEvents = temporal.api.history.v1.IHistoryEvent[];
+
+function signalSpan(
+  events: HistoryEvents,
+  isSignal: (event: HistoryEvent) => boolean,
+  isEnd: (event: HistoryEvent) => boolean,
+): SignalSpan | undefined {
+  let signalled: number | undefined;
+  let started: number | undefined;
+  for (const event of events) {
+    const at = optionalTsToMs(event.eventTime);
+    if (signalled === undefined && isSignal(event)) signalled = at;
+    else if (signalled !== undefined && started === undefined) {
+      if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started = at;
+    }
+    if (isEnd(event)) {
+      if (signalled === undefined || started === undefined || at === undefined) return undefined;
+      return { totalMs: at - signalled, queueMs: started - signalled, workMs: at - started };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Callback → final status inside the workflow's own history: from the callback's signal event to the event that
+ * recorded the final status (the upsert of PaymentStatus, written when the workflow task that handled the callback
+ * completed). Undefined when the history holds no such pair.
+ */
+export async function callbackToFinal(client: Client, workflowId: string): Promise<SignalSpan | undefined> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return signalSpan(
+    history.events ?? [],
+    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === callbackSignal.name,
+    (event) => FINAL.has(recordedStatus(event) ?? ''),
+  );
+}
+
+/** The twin's signal → its completion, from its history (the twin's counterpart of callback → final status). */
+export async function signalToCompletion(client: Client, workflowId: string): Promise<SignalSpan | undefined> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return signalSpan(
+    history.events ?? [],
+    (event) => Boolean(event.workflowExecutionSignaledEventAttributes),
+    (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  );
+}

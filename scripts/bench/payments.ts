@@ -1,0 +1,44 @@
+import type { PaymentResource } from '../../src/domain/payment';
+import type { BenchStack } from './stack';
+import { waitForFinalStatus } from './history';
+
+let serial = 0;
+const runId = Date.now().toString(36);
+
+/** A mobile-money debit whose phone number ends in `digits` (the sandbox's scenario: 00 succeeds by callback). */
+function debit(digits: string) {
+  serial += 1;
+  return {
+    type: 'mobile_money_debit',
+    reference: `bench-${runId}-${serial}`,
+    amount: 12.5,
+    channel: 1,
+    phone_number: `2332412345${digits}`,
+    name: 'Ama Mensah',
+  };
+}
+
+/** POSTs a payment and checks it was created; the payment's id. */
+export async function createPayment(stack: BenchStack, digits: string): Promise<PaymentResource> {
+  const created = await stack.api<PaymentResource>('POST', '/v1/payments', debit(digits));
+  if (created.status !== 201)
+    throw new Error(`POST /v1/payments answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return created.body;
+}
+
+/**
+ * One payment as a merchant lives it: POST, then its final status as GET shows it. The bench learns when to GET from a
+ * long poll on the workflow's history (no polling load); the GET must then show `succeeded`.
+ */
+export async function paymentToFinalStatus(stack: BenchStack): Promise<string> {
+  const payment = await createPayment(stack, '00');
+  if (payment.status !== 'succeeded') {
+    const recorded = await waitForFinalStatus(stack.client, payment.id);
+    if (recorded !== 'succeeded') throw new Error(`payment ${payment.id} ended ${recorded}, not succeeded`);
+  }
+  const shown = await stack.api<PaymentResource>('GET', `/v1/payments/${payment.id}`);
+  if (shown.status !== 200 || shown.body.status !== 'succeeded') {
+    throw new Error(`GET ${payment.id} answered ${shown.status} ${shown.body.status}, not succeeded`);
+  }
+  return payment.id;
+}

@@ -1,0 +1,279 @@
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import type { BatchProgress } from '../../src/domain/batch';
+import { CpuMeter } from './cpu';
+import { callbackToFinal, signalToCompletion } from './history';
+import type { SignalSpan } from './history';
+import { closedLoop, oneAtATime, openLoop } from './load';
+import { createPayment, paymentToFinalStatus } from './payments';
+import { RssSampler } from './rss';
+import type { BenchSettings } from './settings';
+import { stopChild, TWIN_TASK_QUEUE } from './stack';
+import type { BenchStack } from './stack';
+import { latencyLine, log } from './stats';
+import { twinGo, twinReady, twinWorkflow } from './twin-workflow';
+
+export interface RateAndLatency {
+  rate: number;
+  serial: number[];
+}
+
+/** The twin's worker and a client for it; `run` is one twin from start to result. */
+export interface Twin {
+  run(index: number, signalDelayMs?: number): Promise<string>;
+  cpu: CpuMeter;
+  stop(): Promise<void>;
+}
+
+/** Starts the twin's own worker (kept until the open-loop phase has run the twin too). */
+export async function startTwin(stack: BenchStack): Promise<Twin> {
+  const worker = await stack.startTwinWorker();
+  // Plain payloads: the twin has no codec, no signatures, no interceptors.
+  const client = new Client({ connection: stack.client.connection, namespace: 'default' });
+  const runId = Date.now().toString(36);
+  const run = async (i: number, signalDelayMs = 0) => {
+    const start = new WithStartWorkflowOperation(twinWorkflow, {
+      workflowId: `twin-${runId}-${i}`,
+      taskQueue: TWIN_TASK_QUEUE,
+      workflowIdConflictPolicy: 'FAIL',
+    });
+    await client.workflow.executeUpdateWithStart(twinReady, { startWorkflowOperation: start });
+    const handle = await start.workflowHandle();
+    if (signalDelayMs > 0) await new Promise((r) => setTimeout(r, signalDelayMs));
+    await handle.signal(twinGo);
+    if ((await handle.result()) !== 'done') throw new Error(`twin ${handle.workflowId} did not complete`);
+    return handle.workflowId;
+  };
+  // The payment worker idles meanwhile; the twin's own worker takes its place in the accounts.
+  const others = Object.entries(stack.pids).filter(([name]) => name !== 'worker');
+  const cpu = new CpuMeter({ ...Object.fromEntries(others), 'twin worker': worker.pid ?? 0 });
+  return { run, cpu, stop: () => stopChild(worker) };
+}
+
+/** (a) The twin: closed-loop rate, then one run at a time. */
+export async function twinPhase(twin: Twin, settings: BenchSettings): Promise<RateAndLatency> {
+  log('(a) twin: one no-op activity, an Update answered once it is done, one signal, completion');
+  twin.cpu.start();
+  const closed = await closedLoop(
+    'twin',
+    settings.BENCH_CLIENTS,
+    settings.BENCH_WARMUP_SECONDS,
+    settings.BENCH_RATE_SECONDS,
+    (i) => twin.run(i).then(() => undefined),
+  );
+  log(
+    `  twin closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
+  );
+  log(`  ${twin.cpu.per(closed.completed)}`);
+  const serial = await oneAtATime(settings.BENCH_SERIAL, (i) => twin.run(1_000_000 + i).then(() => undefined));
+  log(`  twin one at a time: ${latencyLine(serial)}`);
+  return { rate: closed.rate, serial };
+}
+
+/** (b) and (c): the full stack's closed-loop rate, then one payment at a time. */
+export async function fullPhase(stack: BenchStack, settings: BenchSettings): Promise<RateAndLatency> {
+  log('(b) full stack: POST /v1/payments (mobile money, scenario 00, callback at once) → GET shows succeeded');
+  stack.sandbox.setCallbackDelay(0);
+  const cpu = new CpuMeter(stack.pids);
+  cpu.start();
+  const closed = await closedLoop(
+    'full',
+    settings.BENCH_CLIENTS,
+    settings.BENCH_WARMUP_SECONDS,
+    settings.BENCH_RATE_SECONDS,
+    () => paymentToFinalStatus(stack).then(() => undefined),
+  );
+  log(
+    `  full closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
+  );
+  log(`  ${cpu.per(closed.completed)}`);
+  log('(c) full stack, one payment at a time');
+  const serial = await oneAtATime(settings.BENCH_SERIAL, () => paymentToFinalStatus(stack).then(() => undefined));
+  log(`  full one at a time: ${latencyLine(serial)}`);
+  return { rate: closed.rate, serial };
+}
+
+export interface OpenLoopResult {
+  rate: number;
+  postToFinal: number[];
+  callbackToFinal: number[];
+  /** The twin at the same arrival rate: its signal → its completion, from its history. */
+  twinSignalToEnd: number[];
+}
+
+/**
+ * (d) Payments arriving at half the measured rate; callback → final status from each workflow's own history. Then the
+ * twin at the same arrival rate, its signal sent as long after its Update as the callbacks come, for comparison.
+ */
+export async function openPhase(
+  stack: BenchStack,
+  twin: Twin,
+  settings: BenchSettings,
+  fullRate: number,
+): Promise<OpenLoopResult> {
+  const rate = Math.max(fullRate / 2, 0.5);
+  const delay = settings.BENCH_OPEN_CALLBACK_DELAY_MS;
+  const seconds = settings.BENCH_OPEN_SECONDS;
+  log(`(d) open loop: ${rate.toFixed(1)} payments/s for ${seconds} s, callbacks ${delay} ms after initiation`);
+  stack.sandbox.setCallbackDelay(delay);
+  let full: { results: string[]; latencies: number[] };
+  try {
+    full = await openLoop('open', rate, seconds, () => paymentToFinalStatus(stack));
+  } finally {
+    stack.sandbox.setCallbackDelay(0);
+  }
+  const callbackSpans: SignalSpan[] = [];
+  for (const id of full.results) {
+    const span = await callbackToFinal(stack.client, id);
+    if (!span) throw new Error(`payment ${id}: no callback signal before its final status in its history`);
+    callbackSpans.push(span);
+  }
+  const callbackToFinalMs = callbackSpans.map((span) => span.totalMs);
+  log(`  POST → final status: ${latencyLine(full.latencies)} (includes the ${delay} ms callback delay)`);
+  log(`  callback → final status (history): ${latencyLine(callbackToFinalMs)}`);
+  logSplit(callbackSpans);
+  log(`  the twin at ${rate.toFixed(1)}/s, signalled ${delay} ms after its Update returned`);
+  const twinRuns = await openLoop('twin open', rate, seconds, (i) => twin.run(2_000_000 + i, delay));
+  const twinSpans: SignalSpan[] = [];
+  for (const id of twinRuns.results) {
+    const span = await signalToCompletion(stack.client, id);
+    if (!span) throw new Error(`twin ${id}: no signal before its completion in its history`);
+    twinSpans.push(span);
+  }
+  const twinSignalToEnd = twinSpans.map((span) => span.totalMs);
+  log(`  twin signal → completion (history): ${latencyLine(twinSignalToEnd)}`);
+  logSplit(twinSpans);
+  return { rate, postToFinal: full.latencies, callbackToFinal: callbackToFinalMs, twinSignalToEnd };
+}
+
+/** Where a signal's time went: waiting for a worker to take the workflow task, then the worker's own time. */
+function logSplit(spans: SignalSpan[]): void {
+  log(`    of which waiting for a worker: ${latencyLine(spans.map((span) => span.queueMs))}`);
+  log(`    of which the workflow task: ${latencyLine(spans.map((span) => span.workMs))}`);
+}
+
+export interface WaitingResult {
+  count: number;
+  peakMb: number;
+  settledMb: number;
+  seconds: number;
+}
+
+/** (e) Payments that get no callback (scenario 33) pile up waiting; the worker's RSS is sampled meanwhile. */
+export async function waitingPhase(
+  stack: BenchStack,
+  settings: BenchSettings,
+  clients: number,
+): Promise<WaitingResult> {
+  const total = settings.BENCH_WAITING;
+  log(`(e) ${total} payments left waiting for a callback (scenario 33), worker RSS sampled`);
+  const sampler = new RssSampler(stack.workerPid);
+  const started = Date.now();
+  let created = 0;
+  let lastPrint = started;
+  try {
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (created < total) {
+          created += 1;
+          const payment = await createPayment(stack, '33');
+          if (payment.status !== 'pending') throw new Error(`waiting payment ${payment.id} is ${payment.status}`);
+          if (Date.now() - lastPrint >= 10_000) {
+            lastPrint = Date.now();
+            log(
+              `  ${created}/${total} waiting · worker RSS ${sampler.now().toFixed(0)} MB (peak ${sampler.peak.toFixed(0)})`,
+            );
+          }
+        }
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    // Let the last workflow tasks and the cache settle, then read what it holds on to.
+    await new Promise((r) => setTimeout(r, 5000));
+    const settledMb = sampler.now();
+    log(
+      `  ${total} waiting after ${seconds.toFixed(0)} s: worker RSS ${settledMb.toFixed(0)} MB, peak ${sampler.peak.toFixed(0)} MB`,
+    );
+    return { count: total, peakMb: sampler.peak, settledMb, seconds };
+  } finally {
+    sampler.stop();
+  }
+}
+
+export interface BatchResult {
+  items: number;
+  succeeded: number;
+  failed: number;
+  seconds: number;
+  peakMb: number;
+  runs: number;
+  maxEvents: number;
+}
+
+function batchBody(reference: string, items: number) {
+  return {
+    reference,
+    items: Array.from({ length: items }, (_, i) => ({
+      reference: `item-${i + 1}`,
+      amount: 10 + (i % 50),
+      customer_name: 'Kofi Boateng',
+      bank_code: 'GH030100',
+      // One item in ten fails; the rest succeed by callback.
+      account_number: `12345678${i % 10 === 0 ? '11' : '00'}`,
+      description: `salary ${i + 1}`,
+    })),
+  };
+}
+
+/** (f) One payout batch through the stack: items per second, peak worker RSS, its runs' history lengths. */
+export async function batchPhase(stack: BenchStack, settings: BenchSettings): Promise<BatchResult> {
+  const items = settings.BENCH_ITEMS;
+  log(`(f) one payout batch of ${items} items at concurrency ${settings.BENCH_CONCURRENCY}, callbacks 200 ms after`);
+  stack.sandbox.setCallbackDelay(200);
+  const sampler = new RssSampler(stack.workerPid);
+  try {
+    const created = await stack.api<BatchProgress>(
+      'POST',
+      '/v1/payout-batches',
+      batchBody(`bench-${Date.now()}`, items),
+    );
+    if (created.status !== 201) throw new Error(`the batch was refused: ${JSON.stringify(created.body)}`);
+    const accepted = Date.now();
+    let batch = created.body;
+    let lastPrint = 0;
+    while (batch.status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 1000));
+      const polled = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`);
+      if (polled.status !== 200) continue; // a busy worker may miss a query deadline; ask again
+      batch = polled.body;
+      const done = items - batch.items.not_started.count - batch.items.in_flight.count;
+      if (Date.now() - lastPrint >= 10_000) {
+        lastPrint = Date.now();
+        const rate = done / ((Date.now() - accepted) / 1000);
+        log(`  ${done}/${items} done · ${rate.toFixed(1)} items/s · worker RSS ${sampler.now().toFixed(0)} MB`);
+      }
+    }
+    const seconds = (Date.now() - accepted) / 1000;
+    let runs = 0;
+    let maxEvents = 0;
+    for await (const run of stack.client.workflow.list({ query: `WorkflowId = "${batch.id}"` })) {
+      runs += 1;
+      maxEvents = Math.max(maxEvents, run.historyLength);
+    }
+    const result = {
+      items,
+      succeeded: batch.items.succeeded.count,
+      failed: batch.items.failed.count,
+      seconds,
+      peakMb: sampler.peak,
+      runs,
+      maxEvents,
+    };
+    log(
+      `  ${items} items in ${seconds.toFixed(0)} s (${(items / seconds).toFixed(1)} items/s), peak worker RSS ${sampler.peak.toFixed(0)} MB`,
+    );
+    return result;
+  } finally {
+    sampler.stop();
+    stack.sandbox.setCallbackDelay(0);
+  }
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+/** The benchmark's sizes (BENCH_* variables); the defaults are the full run the README reports. */
+const benchSchema = z.object({
+  /** Concurrent clients in the closed-loop phases (twin and full stack). */
+  BENCH_CLIENTS: count(16),
+  /** Measured seconds of each closed-loop phase, after BENCH_WARMUP_SECONDS not counted. */
+  BENCH_RATE_SECONDS: count(60),
+  BENCH_WARMUP_SECONDS: count(5),
+  /** Payments (and twin runs) one at a time. */
+  BENCH_SERIAL: count(50),
+  /** Seconds of the open-loop phase at half the measured full-stack rate. */
+  BENCH_OPEN_SECONDS: count(60),
+  /** The sandbox's callback delay in the open-loop phase, so that callbacks come after the initiation's answer. */
+  BENCH_OPEN_CALLBACK_DELAY_MS: count(200),
+  /** Payments left waiting for a callback that never comes, while the worker's memory is sampled. */
+  BENCH_WAITING: count(10_000),
+  /** Payout batch items, and the batch's concurrency. */
+  BENCH_ITEMS: count(10_000),
+  BENCH_CONCURRENCY: count(50),
+});
+
+export type BenchSettings = z.infer<typeof benchSchema>;
+
+/** The benchmark's settings from the environment; a bad value names its variable. */
+export function benchSettings(env: NodeJS.ProcessEnv): BenchSettings {
+  const parsed = benchSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new Error(`${String(issue?.path[0])}: ${issue?.message ?? 'invalid'}`);
+}
