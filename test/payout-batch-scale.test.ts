@@ -4,10 +4,11 @@ import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { BatchProgress } from '../src/domain/batch';
+import type { PaymentResource } from '../src/domain/payment';
 import { connectClient } from '../src/temporal/client';
 import { batchBody, waitForBatch } from './support/batches';
 import { uniqueReference } from './support/requests';
-import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
 import type { SandboxRecord, Stack } from './support/stack';
 import { startWorkerProcess } from '../src/local/worker-process';
 
@@ -56,6 +57,23 @@ async function requestsPerPayment(): Promise<Map<string, number>> {
   return counts;
 }
 
+/** The items whose payment is not final, with their events: what a batch that does not complete waits for. */
+async function unsettledItems(body: ReturnType<typeof batchBody>): Promise<string> {
+  const lines: string[] = [];
+  const ids = body.items.map((item) => `payment-acme-${body.reference}~${item.reference}`);
+  for (let i = 0; i < ids.length; i += 20) {
+    await Promise.all(
+      ids.slice(i, i + 20).map(async (itemId) => {
+        const answer = await stack.api<PaymentResource>('GET', `/v1/payments/${itemId}`, undefined, OPERATOR_KEY);
+        if (answer.status === 200 && ['succeeded', 'failed', 'needs_review'].includes(answer.body.status)) return;
+        const events = answer.status === 200 ? answer.body.events.map((e) => `${e.at} ${e.type}`).join(', ') : '';
+        lines.push(`${itemId}: ${answer.status} ${answer.body.status ?? ''} ${events}`);
+      }),
+    );
+  }
+  return lines.length ? `items not final:\n${lines.join('\n')}` : 'every item is final: the batch lost reports';
+}
+
 // Beside the other files (scripts/test.ts), on a loaded machine: about 2 minutes alone, more when they are busy.
 it(
   `a ${ITEMS}-item batch survives a crash and a restart, initiating every item exactly once`,
@@ -86,7 +104,11 @@ it(
     worker = await startWorkerProcess(stack.workerEnv);
     assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/resume`)).status, 200);
 
-    const batch = await waitForBatch(stack, id, (b) => b.status === 'completed', 300_000);
+    const batch = await waitForBatch(stack, id, (b) => b.status === 'completed', 300_000).catch(
+      async (err: unknown) => {
+        throw new Error(`${String(err).slice(0, 300)}\n${await unsettledItems(body)}`);
+      },
+    );
     const perScenario = ITEMS / SCENARIOS.length;
     assert.deepEqual(
       {

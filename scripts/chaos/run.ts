@@ -9,6 +9,7 @@ import { PAYMENT_TYPES } from '../../src/domain/requests';
 import type { PaymentType } from '../../src/domain/requests';
 import { callbackFaults } from './callback-faults';
 import { callApi, newTally } from './merchant';
+import type { AnswerTally } from './merchant';
 import { paymentIdOfCallbackUrl, providerFaults } from './provider-faults';
 import { seededRandom } from './random';
 import { verify } from './verify';
@@ -85,9 +86,128 @@ function faultSchedule(stack: ChaosStack) {
   ];
 }
 
+/** The payments and batch items of one run: every type over every scenario, and the batch's bank credits. */
+function planRun(payments: number, batchItemCount: number) {
+  const run = Date.now().toString(36);
+  const plan: Planned[] = Array.from({ length: payments }, (_, i) => {
+    const type = PAYMENT_TYPES[i % PAYMENT_TYPES.length] as PaymentType;
+    const scenario = SCENARIOS[Math.floor(i / PAYMENT_TYPES.length) % SCENARIOS.length] as string;
+    const reference = `chaos-${run}-${i + 1}`;
+    const body = paymentBody(type, scenario, reference);
+    return { id: paymentWorkflowId(MERCHANT_ID, reference), type, scenario, body, batchItem: false };
+  });
+  const batchReference = `chaos-batch-${run}`;
+  const items = batchItems(batchItemCount);
+  for (const item of items) {
+    plan.push({
+      id: batchItemPaymentId(MERCHANT_ID, batchReference, item.reference),
+      type: 'bank_credit',
+      scenario: item.account_number.slice(-2),
+      body: item,
+      batchItem: true,
+    });
+  }
+  return { plan, batch: { reference: batchReference, items } };
+}
+
+/**
+ * Sends the single payments, spread over `loadForMs`, while the faults are set off as the load reaches each one's
+ * share; resolves to the fault lines and the outages once both are over.
+ */
+async function loadWithFaults(stack: ChaosStack, tally: AnswerTally, singles: Planned[], options: ChaosOptions) {
+  const started = Date.now();
+  let created = 0;
+  const outages: Outage[] = [];
+  const faultLog: string[] = [];
+  const load = async () => {
+    let next = 0;
+    const merchant = async () => {
+      while (next < singles.length) {
+        const index = next++;
+        const planned = singles[index] as Planned;
+        await sleep(started + (index * options.loadForMs) / singles.length - Date.now());
+        const body = planned.body as { reference: string; amount: number };
+        await callApi(tally, stack.servers, 'POST', '/v1/payments', body, paymentResourceSchema, (p) =>
+          p.id === planned.id && p.reference === body.reference && p.type === planned.type && p.amount === body.amount
+            ? undefined
+            : `answered ${p.id} ${p.type} ${p.amount} for ${planned.id}`,
+        );
+        created++;
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, merchant));
+  };
+  const faults = async () => {
+    for (const fault of faultSchedule(stack)) {
+      while (created < fault.at * singles.length) await sleep(100);
+      const at = Date.now();
+      const tookMs = await fault.run();
+      outages.push({ at, until: at + tookMs });
+      const line = `${fault.what} at ${created} payments created (back in ${(tookMs / 1000).toFixed(1)} s)`;
+      faultLog.push(line);
+      options.log(line);
+    }
+  };
+  const progress = setInterval(() => options.log(`${created}/${singles.length} payments created`), 5000);
+  await Promise.all([load(), faults()]);
+  clearInterval(progress);
+  return { outages, faultLog };
+}
+
+/** Reads every payment and item through the API until all are final or the time is up. */
+async function readFinals(stack: ChaosStack, tally: AnswerTally, plan: Planned[], options: ChaosOptions) {
+  const finals = new Map<string, PaymentResource>();
+  const deadline = Date.now() + options.settleForMs;
+  const progress = setInterval(() => options.log(`${finals.size}/${plan.length} payments and items settled`), 10_000);
+  const read = async (p: Planned) => {
+    const payment = await callApi(
+      tally,
+      stack.servers,
+      'GET',
+      `/v1/payments/${encodeURIComponent(p.id)}`,
+      undefined,
+      paymentResourceSchema,
+      (answer) => (answer.id === p.id ? undefined : `answered ${answer.id} for ${p.id}`),
+      p.batchItem ? { status: 404, code: 'not_found' } : undefined,
+    );
+    if (payment && FINAL.has(payment.status)) finals.set(p.id, payment);
+  };
+  while (finals.size < plan.length && Date.now() < deadline) {
+    const open = plan.filter((p) => !finals.has(p.id));
+    for (let i = 0; i < open.length; i += SETTLE_READERS)
+      await Promise.all(open.slice(i, i + SETTLE_READERS).map(read));
+    if (finals.size < plan.length) await sleep(2000);
+  }
+  clearInterval(progress);
+  return finals;
+}
+
+/** Reads the batch until it completes (its items are final by then, or the run has failed anyway). */
+async function readBatch(stack: ChaosStack, tally: AnswerTally, batchId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let batch: BatchProgress | undefined;
+  while (batch?.status !== 'completed' && Date.now() < deadline) {
+    const path = `/v1/payout-batches/${batchId}`;
+    batch = await callApi(tally, stack.servers, 'GET', path, undefined, batchProgressSchema, () => undefined);
+    if (batch?.status !== 'completed') await sleep(1000);
+  }
+  return batch;
+}
+
+/** The payment id of each initiation request and each transaction in the provider's ledger. */
+async function readLedger(stack: ChaosStack) {
+  const ids = async (path: string) => {
+    const response = await request(`${stack.sandboxUrl}${path}`, {
+      headers: { authorization: `Bearer ${stack.sandboxToken}` },
+    });
+    const records = (await response.body.json()) as LedgerRecord[];
+    return records.map((r) => paymentIdOfCallbackUrl(r.body?.callback_url ?? r.callback_url ?? ''));
+  };
+  return { requests: await ids('/sandbox/requests'), transactions: await ids('/sandbox/transactions') };
+}
+
 /** Runs payments and a batch through the whole stack while it breaks it, then checks every payment from outside. */
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
-  const { log } = options;
   const started = Date.now();
   const provider = providerFaults(seededRandom(options.seed), 0.1);
   const callbacks = callbackFaults(seededRandom(options.seed + 1), 0.4);
@@ -98,149 +218,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   });
   try {
     const tally = newTally();
-    const run = Date.now().toString(36);
-    const plan: Planned[] = Array.from({ length: options.payments }, (_, i) => {
-      const type = PAYMENT_TYPES[i % PAYMENT_TYPES.length] as PaymentType;
-      const scenario = SCENARIOS[Math.floor(i / PAYMENT_TYPES.length) % SCENARIOS.length] as string;
-      const reference = `chaos-${run}-${i + 1}`;
-      return {
-        id: paymentWorkflowId(MERCHANT_ID, reference),
-        type,
-        scenario,
-        body: paymentBody(type, scenario, reference),
-        batchItem: false,
-      };
-    });
-    const batchReference = `chaos-batch-${run}`;
-    const items = batchItems(options.batchItems);
-    for (const item of items) {
-      plan.push({
-        id: batchItemPaymentId(MERCHANT_ID, batchReference, item.reference),
-        type: 'bank_credit',
-        scenario: item.account_number.slice(-2),
-        body: item,
-        batchItem: true,
-      });
-    }
-    log(
-      `seed ${options.seed} · ${options.payments} payments (${PAYMENT_TYPES.length} types × ${SCENARIOS.length} scenarios) and a batch of ${items.length} items`,
-    );
-
-    const batchId = batchWorkflowId(MERCHANT_ID, batchReference);
-    const batch = await callApi(
+    const { plan, batch } = planRun(options.payments, options.batchItems);
+    const shape = `(${PAYMENT_TYPES.length} types × ${SCENARIOS.length} scenarios) and a batch of ${batch.items.length} items`;
+    options.log(`seed ${options.seed} · ${options.payments} payments ${shape}`);
+    const batchId = batchWorkflowId(MERCHANT_ID, batch.reference);
+    const accepted = await callApi(
       tally,
       stack.servers,
       'POST',
       '/v1/payout-batches',
-      { reference: batchReference, items },
+      batch,
       batchProgressSchema,
-      (b) => (b.id === batchId && b.total.count === items.length ? undefined : `batch answer ${b.id} ${b.total.count}`),
+      (b) =>
+        b.id === batchId && b.total.count === batch.items.length ? undefined : `batch answer ${b.id} ${b.total.count}`,
     );
-    if (!batch) throw new Error(`the batch was not accepted: ${tally.wrong.join('; ')}`);
+    if (!accepted) throw new Error(`the batch was not accepted: ${tally.wrong.join('; ')}`);
 
-    // The load, and the faults as it reaches each share of it.
-    let created = 0;
     const singles = plan.filter((p) => !p.batchItem);
-    const outages: Outage[] = [];
-    const faultLog: string[] = [];
-    const load = (async () => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: options.concurrency }, async () => {
-          while (next < singles.length) {
-            const index = next++;
-            const planned = singles[index] as Planned;
-            await sleep(started + (index * options.loadForMs) / singles.length - Date.now());
-            const body = planned.body as { reference: string; amount: number };
-            await callApi(tally, stack.servers, 'POST', '/v1/payments', body, paymentResourceSchema, (p) =>
-              p.id === planned.id &&
-              p.reference === body.reference &&
-              p.type === planned.type &&
-              p.amount === body.amount
-                ? undefined
-                : `answered ${p.id} ${p.type} ${p.amount} for ${planned.id}`,
-            );
-            created++;
-          }
-        }),
-      );
-    })();
-    const faults = (async () => {
-      for (const fault of faultSchedule(stack)) {
-        while (created < fault.at * singles.length) await sleep(100);
-        const at = Date.now();
-        const tookMs = await fault.run();
-        outages.push({ at, until: at + tookMs });
-        const line = `${fault.what} at ${created} payments created (back in ${(tookMs / 1000).toFixed(1)} s)`;
-        faultLog.push(line);
-        log(line);
-      }
-    })();
-    let progress = setInterval(() => log(`${created}/${singles.length} payments created`), 5000);
-    await Promise.all([load, faults]);
-    clearInterval(progress);
+    const { outages, faultLog } = await loadWithFaults(stack, tally, singles, options);
     const loadDone = Date.now();
-    log(`load done in ${((loadDone - started) / 1000).toFixed(0)} s; waiting for every payment to settle`);
-
-    // Settling: every payment and batch item reaches a final status, checked through the API.
-    const finals = new Map<string, PaymentResource>();
-    const deadline = Date.now() + options.settleForMs;
-    progress = setInterval(() => log(`${finals.size}/${plan.length} payments and items settled`), 10_000);
-    while (finals.size < plan.length && Date.now() < deadline) {
-      const open = plan.filter((p) => !finals.has(p.id));
-      for (let i = 0; i < open.length; i += SETTLE_READERS) {
-        await Promise.all(
-          open.slice(i, i + SETTLE_READERS).map(async (p) => {
-            const payment = await callApi(
-              tally,
-              stack.servers,
-              'GET',
-              `/v1/payments/${encodeURIComponent(p.id)}`,
-              undefined,
-              paymentResourceSchema,
-              (answer) => (answer.id === p.id ? undefined : `answered ${answer.id} for ${p.id}`),
-              p.batchItem ? { status: 404, code: 'not_found' } : undefined,
-            );
-            if (payment && FINAL.has(payment.status)) finals.set(p.id, payment);
-          }),
-        );
-      }
-      if (finals.size < plan.length) await sleep(2000);
-    }
-    clearInterval(progress);
+    options.log(`load done in ${((loadDone - started) / 1000).toFixed(0)} s; waiting for every payment to settle`);
+    const finals = await readFinals(stack, tally, plan, options);
     const settledAt = Date.now();
-    let finalBatch: BatchProgress | undefined;
-    while (Date.now() < deadline + 30_000) {
-      finalBatch = await callApi(
-        tally,
-        stack.servers,
-        'GET',
-        `/v1/payout-batches/${batchId}`,
-        undefined,
-        batchProgressSchema,
-        () => undefined,
-      );
-      if (finalBatch?.status === 'completed') break;
-      await sleep(1000);
-    }
+    const finalBatch = await readBatch(stack, tally, batchId, 30_000);
     await callbacks.settle();
 
-    // What the provider knows, by payment: its ledger's initiation requests and transactions.
-    const sandboxGet = async (path: string): Promise<Array<string | undefined>> => {
-      const response = await request(`${stack.sandboxUrl}${path}`, {
-        headers: { authorization: `Bearer ${stack.sandboxToken}` },
-      });
-      const records = (await response.body.json()) as LedgerRecord[];
-      return records.map((r) => paymentIdOfCallbackUrl(r.body?.callback_url ?? r.callback_url ?? ''));
-    };
     const verdict = verify({
       plan,
       finals,
       batch: finalBatch,
-      ledger: {
-        requests: await sandboxGet('/sandbox/requests'),
-        transactions: await sandboxGet('/sandbox/transactions'),
-      },
+      ledger: await readLedger(stack),
       providerRequests: provider.records,
       callbacks: callbacks.byPayment,
       outages,
@@ -248,16 +255,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
     const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(0)} s`;
     const figures = [
-      `payments ${options.payments} (${PAYMENT_TYPES.length} types × ${SCENARIOS.length} scenarios) and a batch of ${items.length} items, seed ${options.seed}`,
+      `payments ${options.payments} ${shape}, seed ${options.seed}`,
       ...faultLog.map((line) => `fault: ${line}`),
       ...verdict.figures,
       `durations: load ${seconds(started, loadDone)}, settling ${seconds(loadDone, settledAt)}, total ${seconds(started, Date.now())}`,
       `payment by payment: ${options.reportFile}`,
     ];
-    writeFileSync(
-      options.reportFile,
-      JSON.stringify({ figures, problems: verdict.problems, outages, payments: verdict.report }, null, 1),
-    );
+    const report = { figures, problems: verdict.problems, outages, payments: verdict.report };
+    writeFileSync(options.reportFile, JSON.stringify(report, null, 1));
     return { figures, problems: verdict.problems };
   } finally {
     await stack.close();
