@@ -14,7 +14,8 @@ import { paymentIdOfCallbackUrl, providerFaults } from './provider-faults';
 import { seededRandom } from './random';
 import { verify } from './verify';
 import type { Outage, Planned } from './verify';
-import { paymentBody, batchItems, SCENARIOS } from './requests';
+import { SCENARIOS } from './requests';
+import { sampleBatchItems, sampleRequest } from '../../src/local/sample-requests';
 import { MERCHANT_ID, startChaosStack } from './stack';
 import type { ChaosStack } from './stack';
 
@@ -93,11 +94,11 @@ function planRun(payments: number, batchItemCount: number) {
     const type = PAYMENT_TYPES[i % PAYMENT_TYPES.length] as PaymentType;
     const scenario = SCENARIOS[Math.floor(i / PAYMENT_TYPES.length) % SCENARIOS.length] as string;
     const reference = `chaos-${run}-${i + 1}`;
-    const body = paymentBody(type, scenario, reference);
+    const body = sampleRequest(type, scenario, reference);
     return { id: paymentWorkflowId(MERCHANT_ID, reference), type, scenario, body, batchItem: false };
   });
   const batchReference = `chaos-batch-${run}`;
-  const items = batchItems(batchItemCount);
+  const items = sampleBatchItems(batchItemCount, SCENARIOS);
   for (const item of items) {
     plan.push({
       id: batchItemPaymentId(MERCHANT_ID, batchReference, item.reference),

@@ -42,3 +42,14 @@ export function sampleRequest(type: PaymentType, scenario: string, reference: st
       };
   }
 }
+
+/** Payout batch items (bank credits) whose sandbox scenarios cycle through `scenarios`. */
+export function sampleBatchItems(count: number, scenarios: readonly string[] = ['00']) {
+  return Array.from({ length: count }, (_, i) => ({
+    reference: `item-${String(i + 1).padStart(5, '0')}`,
+    amount: 10 + (i % 7),
+    customer_name: 'Kofi Boateng',
+    bank_code: 'GH030100',
+    account_number: `1234${String(i).padStart(4, '0').slice(-4)}${scenarios[i % scenarios.length]}`,
+  }));
+}

@@ -1,19 +1,11 @@
+import { sampleBatchItems } from '../../src/local/sample-requests';
 import type { BatchProgress } from '../../src/domain/batch';
 import { OPERATOR_KEY } from './stack';
 import type { Stack } from './stack';
 
 /** A batch body whose items' sandbox scenarios cycle through `scenarios`. */
 export function batchBody(reference: string, count: number, scenarios: readonly string[] = ['00']) {
-  return {
-    reference,
-    items: Array.from({ length: count }, (_, i) => ({
-      reference: `item-${String(i + 1).padStart(5, '0')}`,
-      amount: 10 + (i % 7),
-      customer_name: 'Kofi Boateng',
-      bank_code: 'GH030100',
-      account_number: `1234${String(i).padStart(6, '0').slice(-4)}${scenarios[i % scenarios.length]}`,
-    })),
-  };
+  return { reference, items: sampleBatchItems(count, scenarios) };
 }
 
 /** Polls a batch until the predicate holds. */
