@@ -328,6 +328,7 @@ export const serverSchema = z.object({
   BANK_LIST_REFRESH: duration('1h'),
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
   BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+  BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
   VAULT_URL: vaultUrl,
   CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
 });

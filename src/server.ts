@@ -55,6 +55,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       bankCreditTiming: timing('bank_credit'),
       concurrency: config.BATCH_CONCURRENCY,
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
+      itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
     },
   });
   const provider = createProviderClient(providerConfig(config));

@@ -62,6 +62,8 @@ const SHORT_TIMING = {
   LATE_CALLBACK_WINDOW: '3s',
   BATCH_CONCURRENCY: '4',
   BATCH_RUN_MAX_EVENTS: '500',
+  // Items that wait for reconciliation outlast two ticks: the batch histories hold the item check's timers and activity.
+  BATCH_ITEM_CHECK_INTERVAL: '1s',
 };
 /** Timings that keep workflows open past the capture, as an upgrade finds them (cards reconcile at once). */
 const LONG_TIMING = {

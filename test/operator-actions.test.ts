@@ -7,6 +7,7 @@ import { connectClient } from '../src/temporal/client';
 import type { BatchProgress } from '../src/domain/batch';
 import type { PaymentResource } from '../src/domain/payment';
 import { waitUntil } from '../src/local/wait-until';
+import { batchItemPaymentId } from '../src/domain/ids';
 import { batchBody, waitForBatch } from './support/batches';
 import { opsJsonUntil } from './support/ops';
 import { scrape, total } from './support/prometheus';
@@ -163,11 +164,13 @@ describe('a payment whose initiation no worker has started', () => {
 describe('a payout batch', () => {
   let stack: Stack;
   before(async () => {
-    stack = await stackWith({ sandbox: { callbackDelayMs: 1500 }, env: { BATCH_CONCURRENCY: '1' } });
+    // Scenario 33 items wait an hour for their callback: only the batch's item check counts one terminated.
+    const env = { BATCH_CONCURRENCY: '1', BATCH_ITEM_CHECK_INTERVAL: '1s', CALLBACK_TIMEOUT_BANK_CREDIT: '1h' };
+    stack = await stackWith({ sandbox: { callbackDelayMs: 1500 }, env });
   });
 
-  async function startedBatch(count: number): Promise<BatchProgress> {
-    const body = batchBody(uniqueReference('ops-batch'), count);
+  async function startedBatch(count: number, scenarios?: string[]): Promise<BatchProgress> {
+    const body = batchBody(uniqueReference('ops-batch'), count, scenarios);
     const response = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
     assert.equal(response.status, 201, JSON.stringify(response.body));
     return waitForBatch(stack, response.body.id, (b) => b.items.in_flight.count > 0);
@@ -189,5 +192,27 @@ describe('a payout batch', () => {
     await temporal.workflow.getHandle(batch.id).terminate('tried by an operator');
     const shown = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`, undefined, OPERATOR_KEY);
     assert.equal(shown.body.status, 'needs_review');
+  });
+
+  it('Terminate of an item: the batch counts it in review at its next item check, and completes', async () => {
+    const batch = await startedBatch(2, ['33', '00']);
+    const itemId = batchItemPaymentId('acme', batch.reference, 'item-00001');
+    await waitUntil(
+      () =>
+        temporal.workflow
+          .getHandle(itemId)
+          .terminate('tried by an operator')
+          .then(() => true),
+      {
+        timeoutMs: 10_000,
+        timedOut: (err) => new Error(`could not terminate ${itemId}: ${String(err)}`),
+      },
+    );
+    const done = await waitForBatch(stack, batch.id, (b) => b.status === 'completed', 60_000);
+    const { succeeded, failed, needs_review, in_flight } = done.items;
+    assert.deepEqual([succeeded.count, failed.count, needs_review.count, in_flight.count], [1, 0, 1, 0]);
+    assert.deepEqual(done.needs_review, [itemId]);
+    const item = await stack.api<PaymentResource>('GET', `/v1/payments/${itemId}`, undefined, OPERATOR_KEY);
+    assert.equal(item.body.status, 'needs_review');
   });
 });

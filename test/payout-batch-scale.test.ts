@@ -2,10 +2,14 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Payload } from '@temporalio/common';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { BatchProgress } from '../src/domain/batch';
+import type { BatchProgress, ItemSettled } from '../src/domain/batch';
+import type { BatchCarry } from '../src/domain/batch-progress';
 import type { PaymentResource } from '../src/domain/payment';
 import { connectClient } from '../src/temporal/client';
+import { itemSettledSignal } from '../src/workflows/definitions';
 import { batchBody, waitForBatch } from './support/batches';
 import { uniqueReference } from './support/requests';
 import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
@@ -22,7 +26,12 @@ let worker: ChildProcess | undefined;
 before(async () => {
   stack = await startStack({
     withoutWorker: true,
-    env: { BATCH_CONCURRENCY: '60', BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS), LATE_CALLBACK_WINDOW: '1s' },
+    env: {
+      BATCH_CONCURRENCY: '60',
+      BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS),
+      BATCH_ITEM_CHECK_INTERVAL: '20s',
+      LATE_CALLBACK_WINDOW: '1s',
+    },
   });
   client = await connectClient({
     TEMPORAL_ADDRESS: testEnvironment().address,
@@ -71,7 +80,61 @@ async function unsettledItems(body: ReturnType<typeof batchBody>): Promise<strin
       }),
     );
   }
-  return lines.length ? `items not final:\n${lines.join('\n')}` : 'every item is final: the batch lost reports';
+  if (lines.length) return `items not final:\n${lines.join('\n')}`;
+  return `every item is final: the batch lost reports\n${(await reportTrail(`batch-acme-${body.reference}`)).text}`;
+}
+
+/**
+ * Each batch run's reports, accounted for: the items in flight it continued with must be those it started with, plus
+ * those it started, less those that reported to it. A report a run received and did not carry is lost there.
+ */
+async function reportTrail(batchId: string): Promise<{ lost: number; text: string }> {
+  const converter = client.options.loadedDataConverter;
+  const decoded = async (payloads: Payload[] | null | undefined): Promise<unknown[]> => {
+    let plain = payloads ?? [];
+    for (const codec of [...converter.payloadCodecs].reverse()) plain = await codec.decode(plain);
+    return plain.map((p) => converter.payloadConverter.fromPayload(p));
+  };
+  const lines: string[] = [];
+  let lost = 0;
+  const runs: string[] = [];
+  for await (const run of client.workflow.list({ query: `WorkflowId = "${batchId}"` })) runs.push(run.runId);
+  for (const runId of runs) {
+    const events = (await client.workflow.getHandle(batchId, runId).fetchHistory()).events ?? [];
+    const carried = async (payloads: Payload[] | null | undefined) =>
+      ((await decoded(payloads))[1] as BatchCarry | undefined)?.inFlight ?? {};
+    const inFlight = new Set(
+      Object.keys(await carried(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads)),
+    );
+    const reportedAt = new Map<string, number>();
+    for (const [index, e] of events.entries()) {
+      const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+      if (child) inFlight.add(child);
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName === itemSettledSignal.name) {
+        const [report] = (await decoded(signal.input?.payloads)) as ItemSettled[];
+        if (report && inFlight.delete(report.paymentId)) reportedAt.set(report.paymentId, index);
+      }
+    }
+    const last = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
+    const summary = `run ${runId}: ${events.length} events, ${reportedAt.size} reports`;
+    if (!last) {
+      lines.push(`${summary}, still running with ${inFlight.size} in flight by its events`);
+      continue;
+    }
+    const next = new Set(Object.keys(await carried(last.input?.payloads)));
+    const dropped = [...next].filter((id) => reportedAt.has(id));
+    lost += dropped.length;
+    lines.push(`${summary}, reports it did not carry: ${dropped.length}`);
+    for (const id of dropped) {
+      const at = reportedAt.get(id)!;
+      const around = events
+        .slice(Math.max(0, at - 8))
+        .map((e, k) => `${Math.max(0, at - 8) + k + 1} ${temporal.api.enums.v1.EventType[e.eventType ?? 0]}`);
+      lines.push(`  ${id} reported at event ${at + 1}; from 8 events before to the end: ${around.join(', ')}`);
+    }
+  }
+  return { lost, text: lines.join('\n') };
 }
 
 // Beside the other files (scripts/test.ts), on a loaded machine: about 2 minutes alone, more when they are busy.
@@ -146,6 +209,9 @@ it(
     }
     const items = await client.workflow.count(`BatchId = "${id}" AND WorkflowType = "paymentWorkflow"`);
     assert.equal(items.count, ITEMS, 'every item is findable by the batch search attribute');
-    process.stdout.write(`# ${ITEMS} items, ${runs.length} batch runs\n`);
+    // A report that never arrived is the item check's to find (BATCH_ITEM_CHECK_INTERVAL); the output tells.
+    const trail = await reportTrail(id);
+    process.stdout.write(`# ${ITEMS} items, ${runs.length} batch runs, reports lost by a run ${trail.lost}\n`);
+    if (trail.lost > 0) process.stdout.write(`# ${trail.text.split('\n').join('\n# ')}\n`);
   },
 );

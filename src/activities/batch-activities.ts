@@ -1,18 +1,57 @@
-import type { BatchItem } from '../domain/batch';
+import type { BatchItem, ItemOutcome, ItemSettled } from '../domain/batch';
+
+/** What Temporal says of an item's payment workflow: whether it has closed, and the status it last published. */
+export interface ItemWorkflow {
+  closed: boolean;
+  status: string | undefined;
+}
 
 export interface BatchActivityDeps {
   /** Reads the items a page workflow holds. */
   readItems: (pageWorkflowId: string) => Promise<BatchItem[]>;
+  /** Describes an item's payment workflow; undefined when there is none. */
+  describeItem: (paymentId: string) => Promise<ItemWorkflow | undefined>;
 }
 
+const OUTCOMES = ['succeeded', 'failed', 'needs_review'] as const satisfies readonly ItemOutcome[];
+/** Items described at once: a batch has at most its concurrency in flight, up to 1,000. */
+const DESCRIBE_AT_ONCE = 20;
+
 /** Builds the payout batch activities around their dependencies, so tests hand in fakes. */
-export function createBatchActivities({ readItems }: BatchActivityDeps) {
+export function createBatchActivities({ readItems, describeItem }: BatchActivityDeps) {
   return {
     /** Fetches one page of a batch's items, which live in their page workflow rather than in the batch's history. */
     async loadBatchItems(pageWorkflowId: string): Promise<BatchItem[]> {
       return readItems(pageWorkflowId);
     },
+
+    /**
+     * The outcomes of items whose report has not reached the batch, read from their workflows: the status each last
+     * published, or `needs_review` for one that closed without an outcome (terminated). Items still on their way are
+     * left out; they report themselves.
+     */
+    async itemOutcomes(paymentIds: string[]): Promise<ItemSettled[]> {
+      const reports: ItemSettled[] = [];
+      for (let i = 0; i < paymentIds.length; i += DESCRIBE_AT_ONCE) {
+        const ids = paymentIds.slice(i, i + DESCRIBE_AT_ONCE);
+        const described = await Promise.all(ids.map(describeItem));
+        ids.forEach((paymentId, k) => {
+          const item = described[k];
+          const status = item?.status;
+          if (isOutcome(status)) {
+            reports.push({ paymentId, status });
+          } else if (item?.closed) {
+            reports.push({ paymentId, status: 'needs_review' });
+          }
+        });
+      }
+      return reports;
+    },
   };
+}
+
+function isOutcome(status: string | undefined): status is ItemOutcome {
+  return (OUTCOMES as readonly (string | undefined)[]).includes(status);
 }
 
 export type BatchActivities = ReturnType<typeof createBatchActivities>;

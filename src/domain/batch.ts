@@ -60,6 +60,8 @@ export interface BatchInput {
   timing: PaymentTiming;
   /** History length at which a run continues as new. */
   maxRunEvents: number;
+  /** How often the batch asks after items in flight that have not reported (absent in batches started before it). */
+  itemCheckMs?: number;
 }
 
 /** An item payment's report to its batch. */

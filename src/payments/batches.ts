@@ -31,6 +31,7 @@ export interface BatchCreation {
   bankCreditTiming: PaymentTiming;
   concurrency: number;
   maxRunEvents: number;
+  itemCheckMs: number;
 }
 
 export interface BatchesOptions {
@@ -83,6 +84,7 @@ export class Batches {
       concurrency: options.concurrency,
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,
+      itemCheckMs: options.itemCheckMs,
     };
     try {
       await temporalCall(() =>

@@ -1,4 +1,4 @@
-import { Client } from '@temporalio/client';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
@@ -7,7 +7,7 @@ import { createPaymentActivities } from '../activities/payment-activities';
 import { createNotificationActivities } from '../activities/notification-activities';
 import type { NotificationActivityDeps } from '../activities/notification-activities';
 import { NOTIFICATION_DISPATCHER_WORKFLOW } from '../domain/ids';
-import { batchItemsQuery, notificationSignal } from '../workflows/definitions';
+import { batchItemsQuery, notificationSignal, SearchAttributes } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -92,7 +92,19 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
           Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
         ),
       }),
-      ...createBatchActivities({ readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery) }),
+      ...createBatchActivities({
+        readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery),
+        describeItem: async (paymentId) => {
+          try {
+            const description = await client.workflow.getHandle(paymentId).describe();
+            const status = description.typedSearchAttributes.get(SearchAttributes.status);
+            return { closed: description.status.name !== 'RUNNING', status };
+          } catch (err) {
+            if (err instanceof WorkflowNotFoundError) return undefined;
+            throw err;
+          }
+        },
+      }),
       ...createNotificationActivities({
         ...(options.notifications ?? NO_NOTIFICATIONS),
         signingKeys: options.deps.signingKeys,

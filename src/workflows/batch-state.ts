@@ -31,6 +31,11 @@ export class BatchState {
     return this.carried.nextIndex;
   }
 
+  /** The payments of the items in flight. */
+  get inFlightIds(): string[] {
+    return Object.keys(this.carried.inFlight);
+  }
+
   /** How many items may start now. */
   get freeSlots(): number {
     if (this.carried.status !== 'running') return 0;

@@ -8,18 +8,20 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  log,
   patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   setWorkflowOptions,
+  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
 import { itemOrder } from '../domain/batch';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
@@ -41,11 +43,18 @@ import { SIGNED_MESSAGES, trustedStart } from './trust';
 import { versioned } from './versioning';
 import { MERCHANT_NOTIFICATIONS, Notifier } from './merchant-notifications';
 
-// Reading a page only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
-const { loadBatchItems } = proxyActivities<BatchActivities>({
+// Reading a page or describing items only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
+const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
 });
+
+/**
+ * Patch: the batch asks after items in flight that have not reported for a whole interval (a report lost, an item's
+ * workflow terminated), and a batch that waits continues as new once its run is long.
+ */
+export const ITEM_CHECK = 'batch-item-check';
+const DEFAULT_ITEM_CHECK_MS = 5 * 60_000;
 
 interface Page {
   index: number;
@@ -65,7 +74,7 @@ export async function payoutBatchWorkflow(
   const notifier = patched(MERCHANT_NOTIFICATIONS) ? new Notifier(input.merchantId, input.batchId) : undefined;
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
-  setHandler(itemSettledSignal, (report) => {
+  const counted = (report: ItemSettled) => {
     state.settled(report);
     showProgress(state);
     // Progress is told about ten times per batch (every 10 % of its items, at least 10 items apart), never per item.
@@ -75,7 +84,8 @@ export async function payoutBatchWorkflow(
       toldStep = step;
       notifier.emit('batch.progress', progress);
     }
-  });
+  };
+  setHandler(itemSettledSignal, counted);
   setHandler(
     batchControlUpdate,
     (control) => {
@@ -94,6 +104,11 @@ export async function payoutBatchWorkflow(
     },
   );
   publish(state);
+  const checking = patched(ITEM_CHECK);
+  if (checking) {
+    const everyMs = input.itemCheckMs ?? DEFAULT_ITEM_CHECK_MS;
+    void CancellationScope.nonCancellable(() => askAfterQuietItems(state, everyMs, counted));
+  }
 
   // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
   if (patched(HANDLE_CANCELLATION)) {
@@ -102,9 +117,38 @@ export async function payoutBatchWorkflow(
       state.apply('cancel');
       publish(state);
     });
-    return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier));
+    return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, checking));
   }
-  return await runItems(message, input, state, notifier);
+  return await runItems(message, input, state, notifier, checking);
+}
+
+/**
+ * Every interval, asks Temporal after the items that were in flight at the last look and still are: their payments
+ * report themselves, so this finds only a report that never arrived or an item whose workflow ended without one.
+ */
+async function askAfterQuietItems(
+  state: BatchState,
+  everyMs: number,
+  counted: (report: ItemSettled) => void,
+): Promise<void> {
+  let seen = new Set<string>();
+  for (;;) {
+    // No timer while nothing is in flight: a paused batch's history stays still.
+    await condition(() => state.inFlightIds.length > 0);
+    await sleep(everyMs, { summary: 'ask after items that have not reported' });
+    const quiet = state.inFlightIds.filter((id) => seen.has(id));
+    seen = new Set(state.inFlightIds);
+    if (quiet.length === 0) continue;
+    try {
+      const reports = await itemOutcomes.executeWithOptions({ summary: `ask after ${quiet.length} quiet items` }, [
+        quiet,
+      ]);
+      if (reports.length > 0) log.warn('items counted without their report', { items: reports });
+      reports.forEach(counted);
+    } catch {
+      // Asked again at the next interval.
+    }
+  }
 }
 
 /** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
@@ -113,6 +157,7 @@ async function runItems(
   input: BatchInput,
   state: BatchState,
   notifier: Notifier | undefined,
+  checking: boolean,
 ): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
@@ -127,7 +172,8 @@ async function runItems(
     // Read the slots only now: a pause or cancel may have arrived while the page loaded.
     const free = state.freeSlots;
     if (free === 0 || !page) {
-      await condition(() => state.freeSlots > 0 || state.drained);
+      // With the item check's timers, a batch that waits long grows its history: it continues as new here too.
+      await condition(() => state.freeSlots > 0 || state.drained || (checking && runIsLong(input)));
       continue;
     }
     const offset = state.nextIndex - page.index * input.pageSize;

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createBatchActivities } from '../src/activities/batch-activities';
+import type { ItemWorkflow } from '../src/activities/batch-activities';
+
+describe('itemOutcomes: what a batch counts for items whose report never came', () => {
+  const workflows: Record<string, ItemWorkflow | undefined> = {
+    reported: { closed: true, status: 'succeeded' },
+    inReview: { closed: false, status: 'needs_review' },
+    failedRunning: { closed: false, status: 'failed' },
+    terminated: { closed: true, status: 'pending' },
+    terminatedEarly: { closed: true, status: 'initiating' },
+    waiting: { closed: false, status: 'pending' },
+    missing: undefined,
+  };
+  const described: string[] = [];
+  const { itemOutcomes } = createBatchActivities({
+    readItems: () => Promise.reject(new Error('not used')),
+    describeItem: (id) => {
+      described.push(id);
+      return Promise.resolve(workflows[id]);
+    },
+  });
+
+  it('takes the status a payment published, needs_review for one closed without an outcome, and leaves the rest', async () => {
+    const ids = Object.keys(workflows);
+    assert.deepEqual(await itemOutcomes(ids), [
+      { paymentId: 'reported', status: 'succeeded' },
+      { paymentId: 'inReview', status: 'needs_review' },
+      { paymentId: 'failedRunning', status: 'failed' },
+      { paymentId: 'terminated', status: 'needs_review' },
+      { paymentId: 'terminatedEarly', status: 'needs_review' },
+    ]);
+    assert.deepEqual(described, ids);
+  });
+
+  it('describes a long list in slices, every item once', async () => {
+    described.length = 0;
+    const ids = Array.from({ length: 45 }, (_, i) => (i % 2 ? 'waiting' : 'reported'));
+    assert.equal((await itemOutcomes(ids)).length, 23);
+    assert.equal(described.length, 45);
+  });
+});
