@@ -14,7 +14,7 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
     missing: undefined,
   };
   const described: string[] = [];
-  const { itemOutcomes } = createBatchActivities({
+  const activities = createBatchActivities({
     readItems: () => Promise.reject(new Error('not used')),
     describeItem: (id) => {
       described.push(id);
@@ -24,7 +24,7 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
 
   it('takes the status a payment published, needs_review for one closed without an outcome, and leaves the rest', async () => {
     const ids = Object.keys(workflows);
-    assert.deepEqual(await itemOutcomes(ids), [
+    assert.deepEqual(await activities.itemOutcomes(ids), [
       { paymentId: 'reported', status: 'succeeded' },
       { paymentId: 'inReview', status: 'needs_review' },
       { paymentId: 'failedRunning', status: 'failed' },
@@ -37,7 +37,7 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
   it('describes a long list in slices, every item once', async () => {
     described.length = 0;
     const ids = Array.from({ length: 45 }, (_, i) => (i % 2 ? 'waiting' : 'reported'));
-    assert.equal((await itemOutcomes(ids)).length, 23);
+    assert.equal((await activities.itemOutcomes(ids)).length, 23);
     assert.equal(described.length, 45);
   });
 });
