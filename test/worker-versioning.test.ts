@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, appendFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -48,8 +48,10 @@ before(async () => {
   client = new Client({ connection, dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)) });
   scratch = mkdtempSync(join(tmpdir(), 'worker-versioning-'));
   bundleB = join(scratch, 'workflow-bundle.js');
-  copyFileSync(testEnvironment().bundlePath, bundleB);
-  appendFileSync(bundleB, '\n// build B\n');
+  // The line goes before the inline source map, which the SDK reads to the end of the file as base64.
+  const code = readFileSync(testEnvironment().bundlePath, 'utf8');
+  const sourceMap = code.lastIndexOf('//# sourceMappingURL=');
+  writeFileSync(bundleB, `${code.slice(0, sourceMap)}// build B\n${code.slice(sourceMap)}`);
   buildA = bundleBuildId(testEnvironment().bundlePath);
   buildB = bundleBuildId(bundleB);
 });
