@@ -73,6 +73,20 @@ const summary = (n: ReceivedNotification) => `${n.type} ${n.event_id} ${n.answer
 const delivered = (list: ReceivedNotification[], type: string) =>
   list.some((n) => n.type === type && n.answered === 200);
 
+/**
+ * A run's history once its first workflow task completed. A run continued as new in quick succession starts after a
+ * backoff Temporal adds, and a history of its start event alone is one the SDK's replay waits on forever.
+ */
+async function ranItsCode(workflowId: string, runId?: string) {
+  const handle = client.workflow.getHandle(workflowId, runId);
+  for (const deadline = Date.now() + 15_000; ;) {
+    const history = await handle.fetchHistory();
+    if (history.events?.some((e) => e.workflowTaskCompletedEventAttributes)) return history;
+    assert.ok(Date.now() < deadline, `${workflowId} run ${runId ?? '(latest)'} ran no workflow task in 15 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 async function pay(type: 'card_payment' | 'mobile_money_debit', scenario: string): Promise<PaymentResource> {
   const response = await stack.api('POST', '/v1/payments', paymentRequest(type, scenario), NOTIFIED_MERCHANT_KEY);
   assert.equal(response.status, 201, JSON.stringify(response.body));
@@ -264,7 +278,7 @@ describe('merchant notifications', () => {
     }
     assert.ok(runs.length >= replayed.length + 3, 'the dispatcher ran at least three times');
     for (const { workflowId, runId } of runs) {
-      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      const history = await ranItsCode(workflowId, runId);
       // As the worker reads them: signatures checked by its codec (the forged events arrive refused).
       await Worker.runReplayHistory(
         {
