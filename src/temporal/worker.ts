@@ -124,6 +124,9 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
       }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
+    // How long a workflow task waits for the worker that has its workflow cached before any worker may take it. The
+    // SDK's 10 s kept a killed worker's payments waiting that much longer after their heartbeats had timed out.
+    stickyQueueScheduleToStartTimeout: '3s',
     dataConverter,
     ...(version ? { workerDeploymentOptions: versionedWorker(version) } : {}),
     // The prebuilt bundle holds the workflow interceptors already (scripts/bundle-workflows.ts).
