@@ -9,7 +9,7 @@ import type { PaymentResource } from '../src/domain/payment';
 import { waitUntil } from '../src/local/wait-until';
 import { batchItemPaymentId } from '../src/domain/ids';
 import { batchBody, waitForBatch } from './support/batches';
-import { opsJsonUntil } from './support/ops';
+import { ops, opsJsonUntil } from './support/ops';
 import { scrape, total } from './support/prometheus';
 import { paymentRequest, uniqueReference } from './support/requests';
 import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
@@ -158,6 +158,39 @@ describe('a payment whose initiation no worker has started', () => {
     assert.equal(settled.failure?.code, 'cancelled');
     assert.equal((await idle.upstreamRequests(payment.id)).length, 0, 'nothing reached the provider');
     assert.equal((await working.upstreamRequests(payment.id)).length, 0, 'nothing reached the provider');
+  });
+
+  it('Terminate before any workflow task: needs_review, shown from its start (nothing to query)', async () => {
+    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '200ms' } });
+    const payment = await created(idle, paymentRequest('card_payment', '00'));
+    await temporal.workflow.getHandle(payment.id).terminate('tried by an operator');
+    const shown = await idle.api('GET', `/v1/payments/${payment.id}`);
+    assert.equal(shown.status, 200, JSON.stringify(shown.body));
+    assert.equal(shown.body.status, 'needs_review');
+    assert.deepEqual(
+      [shown.body.reference, shown.body.amount, shown.body.created_at, shown.body.card?.last4],
+      [payment.reference, payment.amount, payment.created_at, payment.card?.last4],
+    );
+    assert.match(shown.body.events.at(-1)?.message ?? '', /terminated before the payment had an outcome/);
+    const run = await ops(['show', payment.id, '--json']);
+    assert.equal(run.code, 0, run.stderr);
+    const inspection = JSON.parse(run.stdout) as { payment: PaymentResource; workflow: { status: string } };
+    assert.deepEqual([inspection.payment.status, inspection.workflow.status], ['needs_review', 'TERMINATED']);
+  });
+});
+
+describe('a payout batch that no worker has started', () => {
+  it('Terminate before any workflow task: the batch shows needs_review with its counts, from its start', async () => {
+    const idle = await stackWith({ withoutWorker: true });
+    const body = batchBody(uniqueReference('ops-idle-batch'), 3);
+    const created = await idle.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await temporal.workflow.getHandle(created.body.id).terminate('tried by an operator');
+    const shown = await idle.api<BatchProgress>('GET', `/v1/payout-batches/${created.body.id}`);
+    assert.equal(shown.status, 200, JSON.stringify(shown.body));
+    assert.equal(shown.body.status, 'needs_review');
+    assert.deepEqual(shown.body.items.not_started, created.body.items.not_started);
+    assert.equal(shown.body.items.not_started.count, 3);
   });
 });
 

@@ -1,6 +1,7 @@
 import { lastFour } from './personal-data';
 import type { CardField } from './personal-data';
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest } from './requests';
+import { isSigned, messageBody } from './signed';
 import type { Signed } from './signed';
 import type { z } from 'zod';
 import type { PaymentEventShape, PaymentResourceShape, failureSchema } from './api-resources';
@@ -169,6 +170,23 @@ export function newPaymentResource(input: PaymentInput): PaymentResource {
     ...(request.type === 'card_payment' ? { card: { last4: cardLast4(request) } } : {}),
     events: [],
   };
+}
+
+/** A batch item's payment input: its order, created when its batch started it. */
+export function batchItemInput(order: BatchItemOrder, startTime: Date): PaymentInput {
+  const { batchId, merchantId, paymentId, request, timing } = order;
+  return { paymentId, merchantId, request, timing, batchId, createdAt: startTime.toISOString() };
+}
+
+/**
+ * The input a payment workflow was started with, read from its start argument outside the workflow, unchecked: only
+ * to show a payment whose workflow never ran (the workflow itself checks the signature before it acts on one).
+ */
+export function startedPaymentInput(message: PaymentMessage | PaymentInput, startTime: Date): PaymentInput {
+  if (isSigned(message) && message.kind === 'batch-item') {
+    return batchItemInput((message as Signed<BatchItemOrder>).body, startTime);
+  }
+  return messageBody(message as Signed<PaymentInput> | PaymentInput);
 }
 
 /**

@@ -40,6 +40,11 @@ export function isSigned(value: unknown): value is Signed<unknown> {
   );
 }
 
+/** The body of a signed message; a value recorded before messages were signed is its own body. */
+export function messageBody<T>(message: Signed<T> | T): T {
+  return isSigned(message) ? message.body : message;
+}
+
 /** The reason a message may not act on this workflow, or undefined when it may. */
 export function messageRefusal(message: unknown, kind: MessageKind, workflowId: string): string | undefined {
   if (typeof message === 'object' && message !== null && 'unverified' in message) {

@@ -6,7 +6,10 @@ import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentTiming } from '../domain/payment';
 import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
-import { newBatchProgress } from '../domain/batch-progress';
+import { batchProgress, newBatchProgress, startingCarry } from '../domain/batch-progress';
+import type { BatchCarry } from '../domain/batch-progress';
+import { messageBody } from '../domain/signed';
+import type { Signed } from '../domain/signed';
 import { SearchAttributes, batchControlUpdate, batchProgressQuery, releaseItemsSignal } from '../workflows/definitions';
 import {
   BATCH_ITEMS_WORKFLOW,
@@ -121,7 +124,17 @@ export class Batches {
 
   /** The batch's progress, from the running workflow or the closed one's result. */
   async get(batchId: string): Promise<BatchProgress> {
-    const progress = await queryOrResult(this.client, batchId, batchProgressQuery, QUERY_TIMEOUT_MS);
+    const progress = await queryOrResult(
+      this.client,
+      batchId,
+      batchProgressQuery,
+      QUERY_TIMEOUT_MS,
+      ([message, carry], startTime) =>
+        batchProgress(
+          messageBody(message as Signed<BatchInput>),
+          (carry as BatchCarry | undefined) ?? startingCarry(startTime),
+        ),
+    );
     if (isBatchClosed(progress.status)) return progress;
     // Terminated (or otherwise ended) before it finished: its counts stop here, though started items run on.
     return (await endedWithoutResult(this.client, batchId)) ? { ...progress, status: 'needs_review' } : progress;

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
-import type { LoadedDataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { callbackSignal } from '../workflows/definitions';
+import { decodePayload } from '../temporal/data-converter';
 
 /** One step of a workflow's Temporal history, in an operator's words. */
 export interface HistoryStep {
@@ -33,24 +33,12 @@ export async function readableHistory(client: Client, workflowId: string): Promi
   const labels = new Map<string, string>();
   const steps: HistoryStep[] = [];
   for (const event of history.events ?? []) {
-    const summary = await decodeSummary(client.options.loadedDataConverter, event.userMetadata?.summary);
+    const summary = await decodePayload<string>(client.options.loadedDataConverter, event.userMetadata?.summary);
     const step = describe(event, summary, labels);
     const at = optionalTsToMs(event.eventTime);
     if (step) steps.push({ at: at === undefined ? '' : new Date(at).toISOString(), step });
   }
   return steps;
-}
-
-/** An event's summary (user metadata), through the client's codecs and payload converter. */
-async function decodeSummary(
-  converter: LoadedDataConverter,
-  payload: temporal.api.common.v1.IPayload | null | undefined,
-): Promise<string | undefined> {
-  if (!payload) return undefined;
-  let payloads = [payload];
-  for (const codec of [...converter.payloadCodecs].reverse()) payloads = await codec.decode(payloads);
-  const [decoded] = payloads;
-  return decoded ? converter.payloadConverter.fromPayload<string>(decoded) : undefined;
 }
 
 function describe(event: HistoryEvent, summary: string | undefined, labels: Map<string, string>): string | undefined {

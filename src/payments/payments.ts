@@ -7,13 +7,14 @@ import {
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type {
   PaymentInput,
+  PaymentMessage,
   PaymentResource,
   PaymentStatus,
   PaymentTiming,
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment';
-import { PAYMENT_STATUSES, isTerminal, newPaymentResource } from '../domain/payment';
+import { PAYMENT_STATUSES, isTerminal, newPaymentResource, startedPaymentInput } from '../domain/payment';
 import type { PaymentSummary } from '../domain/api-resources';
 import { PAYMENT_TYPES } from '../domain/requests';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
@@ -190,7 +191,13 @@ export class Payments {
 
   /** The payment resource, from the running workflow or the closed one's result. */
   async get(paymentId: string): Promise<PaymentResource> {
-    const payment = await queryOrResult(this.client, paymentId, paymentQuery, this.options.queryTimeoutMs ?? 5000);
+    const payment = await queryOrResult(
+      this.client,
+      paymentId,
+      paymentQuery,
+      this.options.queryTimeoutMs ?? 5000,
+      ([message], startTime) => newPaymentResource(startedPaymentInput(message as PaymentMessage, startTime)),
+    );
     if (isTerminal(payment.status)) return payment;
     // Terminated (or otherwise ended) before its outcome: nothing will settle it now, so an operator must.
     const ended = await endedWithoutResult(this.client, paymentId);

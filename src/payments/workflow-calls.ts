@@ -10,15 +10,24 @@ import {
 } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { describeWorkflowId } from '../domain/ids';
+import { decodePayload } from '../temporal/data-converter';
 import { AppError, temporalCall, translateTemporalError } from './errors';
 
-/** A workflow's state from its query while it runs, or from its result once closed (no worker needed then). */
+const EventType = temporal.api.enums.v1.EventType;
+
+/**
+ * A workflow's state from its query while it runs, or from its result once closed (no worker needed then). A run that
+ * closed before any workflow task completed (terminated at once) has no state to query: `fromStart` makes it from
+ * the run's start arguments and start time.
+ */
 export async function queryOrResult<T>(
   client: Client,
   workflowId: string,
   query: QueryDefinition<T>,
   timeoutMs: number,
+  fromStart: (args: unknown[], startTime: Date) => T,
 ): Promise<T> {
   const handle = client.workflow.getHandle(workflowId);
   try {
@@ -26,12 +35,28 @@ export async function queryOrResult<T>(
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new AppError('not_found', `no ${describeWorkflowId(workflowId)}`);
     const description = await temporalCall(() => handle.describe()).catch(() => undefined);
-    if (description && description.status.name !== 'RUNNING') return (await handle.result()) as T;
+    if (description?.status.name === 'COMPLETED') return (await handle.result()) as T;
+    if (description && description.status.name !== 'RUNNING') {
+      const args = await argsOfRunThatNeverRan(client, workflowId, description.runId);
+      if (args) return fromStart(args, description.startTime);
+    }
     throw new AppError(
       'unavailable',
       `the ${describeWorkflowId(workflowId)} cannot be read right now (no worker answered)`,
     );
   }
+}
+
+/** The decoded start arguments of a run that never completed a workflow task; undefined once one did. */
+async function argsOfRunThatNeverRan(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<unknown[] | undefined> {
+  const { events } = await temporalCall(() => client.workflow.getHandle(workflowId, runId).fetchHistory());
+  if (!events || events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) return undefined;
+  const payloads = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  return Promise.all(payloads.map((p) => decodePayload(client.options.loadedDataConverter, p)));
 }
 
 /** Statuses of a workflow that ended without returning, as the client names them: as visibility queries name them. */

@@ -22,7 +22,7 @@ import {
 import type { BatchActivities } from '../activities/batch-activities';
 import { itemOrder } from '../domain/batch';
 import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
-import { isSigned, messageRefusal } from '../domain/signed';
+import { isSigned, messageBody, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentInput } from '../domain/payment';
@@ -90,7 +90,7 @@ export async function payoutBatchWorkflow(
     batchControlUpdate,
     (control) => {
       // Validators do not run on replay: an unsigned action here is one recorded before signing.
-      state.apply(isSigned(control) ? control.body : control);
+      state.apply(messageBody(control));
       publish(state);
       return state.progress();
     },
@@ -204,7 +204,7 @@ setWorkflowOptions(versioned('AUTO_UPGRADE'), payoutBatchWorkflow);
  */
 function batchInput(message: Signed<BatchInput> | BatchInput): BatchInput {
   if (workflowInfo().continuedFromExecutionRunId || !patched(SIGNED_MESSAGES)) {
-    return isSigned(message) ? message.body : message;
+    return messageBody(message);
   }
   const refused = { key: SearchAttributes.batchStatus, value: 'refused' };
   return trustedStart<BatchInput>(message, 'batch', 'the batch input', refused).body;

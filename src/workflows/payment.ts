@@ -17,7 +17,13 @@ import {
 } from '@temporalio/workflow';
 import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import { FailureTypes, PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS, isTerminal } from '../domain/payment';
+import {
+  FailureTypes,
+  PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
+  INITIATION_TIMEOUT_MS,
+  batchItemInput,
+  isTerminal,
+} from '../domain/payment';
 import type {
   BatchItemOrder,
   Failure,
@@ -27,7 +33,7 @@ import type {
   PaymentResource,
   ProviderCallback,
 } from '../domain/payment';
-import { isSigned, messageRefusal } from '../domain/signed';
+import { isSigned, messageBody, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import {
   callbackSignal,
@@ -134,7 +140,7 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     resolveUpdate,
     (resolution) => {
       // Validators do not run on replay: an unsigned resolution here is one recorded before signing.
-      state.resolve(isSigned(resolution) ? resolution.body : resolution, workflowTime());
+      state.resolve(messageBody(resolution), workflowTime());
       return state.resource;
     },
     {
@@ -201,8 +207,7 @@ function trustedInput(message: unknown): PaymentInput {
       upsertSearchAttributes([refused]);
       throw untrusted('the payment input', `it is an item of ${order.batchId}, which did not start it`);
     }
-    const { batchId, merchantId, paymentId, request, timing } = order;
-    return { paymentId, merchantId, request, timing, batchId, createdAt: info.startTime.toISOString() };
+    return batchItemInput(order, info.startTime);
   }
   return trustedStart<PaymentInput>(message, 'payment', 'the payment input', refused).body;
 }
