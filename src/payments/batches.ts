@@ -122,7 +122,7 @@ export class Batches {
     return { created: true, batch: newBatchProgress(input, new Date()) };
   }
 
-  /** The batch's progress, from the running workflow or the closed one's result. */
+  /** The batch's progress, from the running workflow, the closed one's result, or the start of one that never ran. */
   async get(batchId: string): Promise<BatchProgress> {
     const progress = await queryOrResult(
       this.client,

@@ -189,7 +189,7 @@ export class Payments {
     return description.status.name === 'RUNNING' ? fallback : this.get(paymentId);
   }
 
-  /** The payment resource, from the running workflow or the closed one's result. */
+  /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */
   async get(paymentId: string): Promise<PaymentResource> {
     const payment = await queryOrResult(
       this.client,
