@@ -90,7 +90,7 @@ const LAYERS = [
   },
   {
     files: ['src/http/**/*.ts', 'src/cli/**/*.ts'],
-    ignores: ['src/cli/context.ts'],
+    ignores: ['src/cli/ops-context.ts'],
     own: [
       {
         group: ['../temporal/*', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
@@ -122,7 +122,13 @@ const LAYERS = [
     ],
   },
   {
-    files: ['src/payments/**/*.ts', 'src/temporal/**/*.ts', 'src/activities/**/*.ts', 'src/metrics/**/*.ts'],
+    files: [
+      'src/payments/**/*.ts',
+      'src/temporal/**/*.ts',
+      'src/activities/**/*.ts',
+      'src/metrics/**/*.ts',
+      'src/config/**/*.ts',
+    ],
     own: [],
   },
   {
@@ -132,7 +138,7 @@ const LAYERS = [
   },
   {
     // Composition roots: the process entry points and the CLI's context wire the layers together.
-    files: ['src/*.ts', 'src/cli/context.ts'],
+    files: ['src/*.ts', 'src/cli/ops-context.ts'],
     own: [],
     local: true,
     interfaces: true,

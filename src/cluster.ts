@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { loadConfigOrExit } from './config';
-import { startCluster } from './local/cluster';
+import { loadConfigOrExit } from './config/config-loading';
+import { startCluster } from './local/cluster-launcher';
 import { clusterVersions } from './local/cluster-versions';
 
 // Entry: `npm run cluster`, a real Temporal cluster in the foreground (PostgreSQL, temporal-server, Web UI server)

@@ -1,7 +1,8 @@
 import { Connection } from '@temporalio/client';
 import { z } from 'zod';
-import { loadConfigOrExit, temporalConnectionSettings } from './config';
-import { connectTemporal } from './temporal/connect';
+import { loadConfigOrExit } from './config/config-loading';
+import { temporalConnectionSettings } from './config/process-settings';
+import { connectTemporal } from './temporal/connect-or-diagnose';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { SearchAttributes } from './workflows/definitions';
 

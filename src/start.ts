@@ -2,21 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  loadConfigOrExit,
-  operatorKeyList,
-  productionProblems,
-  serverSchema,
-  startSchema,
-  workerSchema,
-} from './config';
-import type { StartConfig } from './config';
+import { loadConfigOrExit } from './config/config-loading';
+import { operatorKeyList } from './config/setting-parsers';
+import { productionProblems } from './config/production-rules';
+import { serverSchema, startSchema, workerSchema } from './config/process-settings';
+import type { StartConfig } from './config/process-settings';
 import { WORKER_COMMAND, WORKER_SCRIPT } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
 import { CODEC_TOKEN_TTL_MS, signCodecToken } from './crypto/codec-tokens';
-import { temporalEndpoint, temporalSettingProblems } from './temporal/connection';
-import type { TemporalEndpoint } from './temporal/connection';
+import { temporalEndpoint, temporalSettingProblems } from './temporal/connection-settings';
+import type { TemporalEndpoint } from './temporal/connection-settings';
 import { localSecretsFile, readLocalSecrets } from './local/secrets';
 import type { LocalSecrets } from './local/secrets';
 import { startDevServer } from './local/dev-server';

@@ -1,11 +1,12 @@
-import { loadConfigOrExit, notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config';
+import { loadConfigOrExit } from './config/config-loading';
+import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config/process-settings';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
 import { createProviderClient } from './provider';
-import { securityOf } from './temporal/connection';
-import { installWorkerRuntime } from './temporal/runtime';
-import { createPaymentWorker } from './temporal/worker';
+import { securityOf } from './temporal/connection-settings';
+import { installWorkerRuntime } from './temporal/worker-runtime';
+import { createPaymentWorker } from './temporal/payment-worker';
 import { createRedisVault } from './vault/redis-vault';
 import { startTracing } from './telemetry/tracing';
 

@@ -81,21 +81,21 @@ describe('layer rules', () => {
       'src/domain',
       [
         "import { createHash } from 'node:crypto';",
-        "import { parseConfig } from '../config';",
+        "import { parseConfig } from '../config/config-loading';",
         "import { z } from 'zod';",
         "import { isTerminal } from './payment';",
         'export const used = [createHash, parseConfig, z, isTerminal];',
         '',
       ].join('\n'),
     );
-    assert.deepEqual([...found.keys()].sort(), ['../config', 'node:crypto']);
+    assert.deepEqual([...found.keys()].sort(), ['../config/config-loading', 'node:crypto']);
   });
 
   it('send the HTTP API through the application layer and the workflows contract, never SDK internals', async () => {
     const found = await restrictedImports(
       'src/http',
       [
-        "import { connectClient } from '../temporal/client';",
+        "import { connectClient } from '../temporal/temporal-client';",
         "import { PaymentState } from '../workflows/payment-state';",
         "import { optionalTsToDate } from '@temporalio/common/lib/time';",
         "import { startDevServer } from '../local/dev-server';",
@@ -109,7 +109,12 @@ describe('layer rules', () => {
     );
     assert.deepEqual(
       [...found.keys()].sort(),
-      ['../local/dev-server', '../temporal/client', '../workflows/payment-state', '@temporalio/common/lib/time'].sort(),
+      [
+        '../local/dev-server',
+        '../temporal/temporal-client',
+        '../workflows/payment-state',
+        '@temporalio/common/lib/time',
+      ].sort(),
     );
     assert.match(found.get('@temporalio/common/lib/time') ?? '', /SDK internals/);
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
 import { BankDirectory } from '../src/banks/directory';
-import type { Bank } from '../src/domain/banks';
+import type { Bank } from '../src/domain/bank';
 import { createProviderClient, parseBankList, ProviderError } from '../src/provider';
 
 const BASE = 'http://provider.test';

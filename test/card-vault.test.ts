@@ -19,7 +19,7 @@ import type { Signed } from '../src/domain/signed';
 import { createProviderClient } from '../src/provider';
 import type { ProviderClient } from '../src/provider';
 import { EncryptionCodec } from '../src/temporal/codec';
-import { createPaymentWorker } from '../src/temporal/worker';
+import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { vaultKey } from '../src/vault/card-vault';
 import { detachCard } from '../src/vault/card-data';
 import { startRedisServer } from '../src/local/redis-server';
@@ -37,7 +37,8 @@ import {
   testEnvironment,
   workerDeps,
 } from './support/stack';
-import { parseConfig, workerSchema } from '../src/config';
+import { parseConfig } from '../src/config/config-loading';
+import { workerSchema } from '../src/config/process-settings';
 import type { Stack } from './support/stack';
 
 // A card payment whose vault entry is gone before the initiation fails cleanly, and nothing reaches the provider.

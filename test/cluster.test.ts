@@ -9,13 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
 import type { PaymentType } from '../src/domain/requests';
-import { startCluster } from '../src/local/cluster';
-import type { Cluster } from '../src/local/cluster';
+import { startCluster } from '../src/local/cluster-launcher';
+import type { Cluster } from '../src/local/cluster-launcher';
 import { freePort } from '../src/local/free-port';
 import { waitForHttp } from '../src/local/supervisor';
 import { startWorkerProcess } from '../src/local/worker-process';
-import { createSandbox } from '../src/sandbox/app';
-import type { Sandbox } from '../src/sandbox/app';
+import { createSandbox } from '../src/sandbox/sandbox-app';
+import type { Sandbox } from '../src/sandbox/sandbox-app';
 import { paymentRequest } from './support/requests';
 import {
   MERCHANT_KEY,

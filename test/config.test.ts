@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema, startSchema, workerSchema } from '../src/config';
+import { ConfigError, parseConfig } from '../src/config/config-loading';
+import { SANDBOX_TOKEN, serverSchema, startSchema, workerSchema } from '../src/config/process-settings';
 
 const KEY_1 = Buffer.alloc(32, 1).toString('base64');
 const KEY_2 = Buffer.alloc(32, 2).toString('base64');

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import { PAYMENT_TYPES } from '../src/domain/requests';
-import { connectClient } from '../src/temporal/client';
+import { connectClient } from '../src/temporal/temporal-client';
 import { paymentRequest, uniqueReference } from './support/requests';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';

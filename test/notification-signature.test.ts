@@ -7,8 +7,8 @@ import {
   signNotification,
   verifySignature,
 } from '../src/client/notification-signature';
-import { createSandbox } from '../src/sandbox/app';
-import type { Sandbox } from '../src/sandbox/app';
+import { createSandbox } from '../src/sandbox/sandbox-app';
+import type { Sandbox } from '../src/sandbox/sandbox-app';
 import type { ReceivedNotification } from '../src/sandbox/merchant-inbox';
 
 const SECRET = 'whsec_unit_0123456789abcdef0123456789';

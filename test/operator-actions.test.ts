@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { parseKeyring } from '../src/crypto/keyring';
-import { connectClient } from '../src/temporal/client';
+import { connectClient } from '../src/temporal/temporal-client';
 import type { BatchProgress } from '../src/domain/batch';
 import type { PaymentResource } from '../src/domain/payment';
 import { waitUntil } from '../src/local/wait-until';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment';
-import type { HistoryStep } from '../src/payments/history';
+import type { HistoryStep } from '../src/payments/workflow-history';
 import type { PaymentSummary } from '../src/payments/payments';
 import { freePort } from '../src/local/free-port';
 import { ops, opsJsonUntil } from './support/ops';

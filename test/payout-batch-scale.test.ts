@@ -8,7 +8,7 @@ import { parseKeyring } from '../src/crypto/keyring';
 import type { BatchProgress, ItemSettled } from '../src/domain/batch';
 import type { BatchCarry } from '../src/domain/batch-progress';
 import type { PaymentResource } from '../src/domain/payment';
-import { connectClient } from '../src/temporal/client';
+import { connectClient } from '../src/temporal/temporal-client';
 import { itemSettledSignal } from '../src/workflows/definitions';
 import { batchBody, waitForBatch } from './support/batches';
 import { uniqueReference } from './support/requests';

@@ -14,7 +14,7 @@ import type { PaymentInput, PaymentResource } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
 import { loggerOptions } from '../src/http/app';
-import { connectClient } from '../src/temporal/client';
+import { connectClient } from '../src/temporal/temporal-client';
 import { temporalBinary } from '../src/local/binaries';
 import { vaultKey } from '../src/vault/card-vault';
 import { paymentRequest } from './support/requests';

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runEntry } from './support/process';
-import { cliSchema } from '../src/cli/context';
-import { ConfigError, parseConfig, SANDBOX_TOKEN, serverSchema } from '../src/config';
+import { cliSchema } from '../src/cli/ops-context';
+import { ConfigError, parseConfig } from '../src/config/config-loading';
+import { SANDBOX_TOKEN, serverSchema } from '../src/config/process-settings';
 
 // NODE_ENV=production: each process refuses to start on development settings and names what is wrong.
 

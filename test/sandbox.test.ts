@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/app';
+import { createSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/sandbox-app';
 import { sandboxOptionsFromEnv } from '../src/sandbox/env';
 
 const TOKEN = 'test-token';

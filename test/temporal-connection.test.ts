@@ -3,9 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, parseConfig, workerSchema } from '../src/config';
-import { isLoopback, temporalConnection, temporalEndpoint } from '../src/temporal/connection';
-import type { TemporalConnectionOptions } from '../src/temporal/connection';
+import { ConfigError, parseConfig } from '../src/config/config-loading';
+import { workerSchema } from '../src/config/process-settings';
+import { isLoopback, temporalConnection, temporalEndpoint } from '../src/temporal/connection-settings';
+import type { TemporalConnectionOptions } from '../src/temporal/connection-settings';
 import { generateCertificates } from './support/tls-temporal';
 
 // Temporal's connection settings as Temporal's CLI and SDKs read them (@temporalio/envconfig): variables over a

@@ -12,8 +12,8 @@ import { startRedisServer } from '../../src/local/redis-server';
 import type { RedisServer } from '../../src/local/redis-server';
 import { waitForHttp } from '../../src/local/supervisor';
 import { startWorkerProcess } from '../../src/local/worker-process';
-import { createSandbox } from '../../src/sandbox/app';
-import type { Sandbox } from '../../src/sandbox/app';
+import { createSandbox } from '../../src/sandbox/sandbox-app';
+import type { Sandbox } from '../../src/sandbox/sandbox-app';
 import { startFaultProxy } from './fault-proxy';
 import type { FaultProxy, ProxyExchange } from './fault-proxy';
 

@@ -1,4 +1,4 @@
-import type { Bank } from '../domain/banks';
+import type { Bank } from '../domain/bank';
 
 export interface BankDirectoryOptions {
   /** Fetches the provider's current list. */

@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { CODEC_TOKEN_MAX_TTL_MS, signCodecToken } from '../crypto/codec-tokens';
-import { parseCliSettings } from './context';
-import type { OpsContext } from './context';
+import { parseCliSettings } from './ops-context';
+import type { OpsContext } from './ops-context';
 import { durationOption, parseOptions, wantsJson } from './options';
 import { fields, json } from './output';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../domain/payment';
 import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
 import type { PaymentSummary } from '../payments/payments';
-import type { OpsContext } from './context';
+import type { OpsContext } from './ops-context';
 import { durationOption, limitOption, parseOptions, wantsJson } from './options';
 import { age, json, table } from './output';
 import type { Row } from './output';

@@ -1,11 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import { AppError } from '../payments/errors';
-import { CliError, EXIT, createContext } from './context';
-import type { OpsContext, RegisterCommand } from './context';
-import { registerBatch } from './batch';
+import { AppError } from '../payments/app-errors';
+import { CliError, EXIT, createContext } from './ops-context';
+import type { OpsContext, RegisterCommand } from './ops-context';
+import { registerBatch } from './batch-commands';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
-import { registerNotifications } from './notifications';
+import { registerNotifications } from './notification-commands';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
 import { registerStuck } from './stuck';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
-import { CliError, EXIT } from './context';
+import { CliError, EXIT } from './ops-context';
 
 /** A command-line duration (`90s`, `5m`, `2h`, `1d`) in milliseconds. */
 export const durationOption = z.string().transform((text, ctx) => {

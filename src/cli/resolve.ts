@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { resolutionSchema } from '../domain/requests';
-import type { OpsContext } from './context';
+import type { OpsContext } from './ops-context';
 import { parseOptions, wantsJson } from './options';
 import { fields, json } from './output';
 

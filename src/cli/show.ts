@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { PaymentResource } from '../domain/payment';
-import type { OpsContext } from './context';
+import type { OpsContext } from './ops-context';
 import { wantsJson } from './options';
 import { fields, json, table, time } from './output';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { PaymentStatus } from '../domain/payment';
-import type { OpsContext } from './context';
+import type { OpsContext } from './ops-context';
 import { SUMMARY_COLUMNS, summaryRows } from './list';
 import { durationOption, limitOption, parseOptions, wantsJson } from './options';
 import { json, table } from './output';

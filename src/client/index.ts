@@ -1,14 +1,20 @@
 // The typed client merchant services import: no server code, only domain/ schemas and types (ESLint enforces it).
-export { PaymentsClient } from './client';
-export type { BatchItemsQuery, ListQuery, PaymentsClientOptions, PayoutBatchInput, WaitOptions } from './client';
+export { PaymentsClient } from './payments-client';
+export type {
+  BatchItemsQuery,
+  ListQuery,
+  PaymentsClientOptions,
+  PayoutBatchInput,
+  WaitOptions,
+} from './payments-client';
 export {
   PaymentsApiError,
   PaymentsError,
   PaymentsNetworkError,
   PaymentsResponseError,
   PaymentsTimeoutError,
-} from './errors';
-export { verifyNotification } from './notifications';
+} from './client-errors';
+export { verifyNotification } from './verify-notification';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   NotificationSignatureError,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorEnvelopeSchema } from '../domain/api-resources';
 import type { z } from 'zod';
-import { PaymentsApiError, PaymentsNetworkError, PaymentsResponseError, PaymentsTimeoutError } from './errors';
+import { PaymentsApiError, PaymentsNetworkError, PaymentsResponseError, PaymentsTimeoutError } from './client-errors';
 
 export interface TransportOptions {
   baseUrl: string;

@@ -1,7 +1,7 @@
 // Every product metric's name as Prometheus shows it, shared by the code that emits it, the tests, the docs and the
 // Grafana dashboard. One scheme across worker and server, Prometheus' conventions: the `payments_` prefix, counters
 // end in `_total`, durations are in seconds and end in `_seconds`. The SDK's own metrics (`temporal_…`) follow the
-// same conventions (src/temporal/runtime.ts).
+// same conventions (src/temporal/worker-runtime.ts).
 
 /** Emitted by the worker (payment workflow and provider calls), served on WORKER_METRICS_ADDRESS. */
 export const WorkerMetrics = {

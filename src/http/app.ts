@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { BankDirectory } from '../banks/directory';
 import type { RequestRules } from '../domain/requests';
-import type { Batches } from '../payments/batches';
+import type { Batches } from '../payments/payout-batches';
 import { baseLoggerOptions } from '../logging';
 import type { ServerMetricSet } from '../metrics/server-metrics';
 import type { Payments } from '../payments/payments';

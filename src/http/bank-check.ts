@@ -1,5 +1,5 @@
 import type { BankDirectory } from '../banks/directory';
-import { AppError } from '../payments/errors';
+import { AppError } from '../payments/app-errors';
 import { ApiError } from './errors';
 import type { FieldError } from './errors';
 

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { ErrorCode, ErrorEnvelope, FieldError } from '../domain/api-resources';
-import { AppError } from '../payments/errors';
+import { AppError } from '../payments/app-errors';
 
 export type { FieldError };
 

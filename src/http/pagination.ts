@@ -1,5 +1,5 @@
 import type { PaymentList } from '../domain/api-resources';
-import { AppError } from '../payments/errors';
+import { AppError } from '../payments/app-errors';
 import type { PageFilter, Payments } from '../payments/payments';
 import { ApiError } from './errors';
 

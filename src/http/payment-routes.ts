@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { BankDirectory } from '../banks/directory';
 import type { paymentRequestSchema } from '../domain/requests';
 import type { RequestRules } from '../domain/requests';
-import { AppError } from '../payments/errors';
+import { AppError } from '../payments/app-errors';
 import { isMerchantPayment } from '../domain/ids';
 import type { Payments } from '../payments/payments';
 import type { ApiKeys, Caller } from './auth';

@@ -29,11 +29,11 @@ import {
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
-import { AppError, temporalCall } from './errors';
+import { AppError, temporalCall } from './app-errors';
 import { paymentFingerprint } from './fingerprint';
 import { ENDED_WITHOUT_RESULT, endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
-import { readableHistory } from './history';
-import type { HistoryStep } from './history';
+import { readableHistory } from './workflow-history';
+import type { HistoryStep } from './workflow-history';
 import { cardToken, detachCard } from '../vault/card-data';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';

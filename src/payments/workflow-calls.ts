@@ -13,7 +13,7 @@ import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { describeWorkflowId } from '../domain/ids';
 import { decodePayload } from '../temporal/data-converter';
-import { AppError, temporalCall, translateTemporalError } from './errors';
+import { AppError, temporalCall, translateTemporalError } from './app-errors';
 
 const EventType = temporal.api.enums.v1.EventType;
 

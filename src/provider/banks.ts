@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Bank } from '../domain/banks';
+import type { Bank } from '../domain/bank';
 import { asRecord } from './text';
 
 const bank = z.object({

@@ -1,6 +1,6 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { Bank } from '../domain/banks';
+import type { Bank } from '../domain/bank';
 import type { ProviderAck, StatusCheck } from '../domain/payment';
 import { parseBankList } from './banks';
 import type { PaymentRequest } from '../domain/requests';

@@ -1,5 +1,5 @@
 import { parseDuration } from '../domain/duration';
-import type { SandboxOptions } from './app';
+import type { SandboxOptions } from './sandbox-app';
 
 /** A bad environment variable, named in the message. */
 export class SandboxEnvError extends Error {}

@@ -1,4 +1,4 @@
-import { createSandbox } from './app';
+import { createSandbox } from './sandbox-app';
 import { SandboxEnvError, sandboxOptionsFromEnv } from './env';
 
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from '../client/notification-signature';
-import { errorBody } from './errors';
+import { errorBody } from './sandbox-errors';
 import { MerchantInbox, receiverModeSchema } from './merchant-inbox';
 import type { ReceivedNotification } from './merchant-inbox';
 import type { Timers } from './timers';

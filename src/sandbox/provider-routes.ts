@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { lastFour } from '../domain/personal-data';
-import { BANKS } from './banks';
-import type { SandboxContext } from './context';
-import { errorBody, TRANSACTION_NOT_FOUND, validationError } from './errors';
+import { BANKS } from './sandbox-banks';
+import type { SandboxContext } from './sandbox-context';
+import { errorBody, TRANSACTION_NOT_FOUND, validationError } from './sandbox-errors';
 import {
   BANK_PENDING_MESSAGE,
   bankCreditResponse,

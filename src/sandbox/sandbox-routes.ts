@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { SandboxContext } from './context';
+import type { SandboxContext } from './sandbox-context';
 import type { ThreeDsDecision } from './lifecycle';
 import type { SandboxTransaction } from './store';
 import { renderThreeDsPage, renderUnknownTransactionPage } from './three-ds-page';

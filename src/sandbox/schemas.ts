@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKnownBank } from './banks';
+import { isKnownBank } from './sandbox-banks';
 
 const requiredMessage = (field: string): string => `The ${field} field is required.`;
 

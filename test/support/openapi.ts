@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { DEFAULT_MAX_AMOUNT } from '../../src/config';
+import { DEFAULT_MAX_AMOUNT } from '../../src/config/setting-parsers';
 import { openApiDocument } from '../../src/http/openapi';
 
 // Real answers against the OpenAPI document: the JSON Schema the document gives for a route and status, compiled

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../../src/logging';
-import { installWorkerRuntime } from '../../src/temporal/runtime';
+import { installWorkerRuntime } from '../../src/temporal/worker-runtime';
 import { freePort } from '../../src/local/free-port';
 
 let installed: Promise<string> | undefined;

@@ -1,24 +1,24 @@
 import { request } from 'undici';
 import {
   notificationSettings,
-  parseConfig,
   providerConfig,
   publicBaseUrl,
   serverSchema,
   workerSchema,
-} from '../../src/config';
+} from '../../src/config/process-settings';
+import { parseConfig } from '../../src/config/config-loading';
 import { WORKFLOW_BUNDLE } from '../../src/local/build-outputs';
-import type { WorkerConfig } from '../../src/config';
+import type { WorkerConfig } from '../../src/config/process-settings';
 import type { PaymentActivityDeps } from '../../src/activities/payment-activities';
 import { CallbackTokens } from '../../src/crypto/callback-tokens';
 import type { ProviderClient } from '../../src/provider';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
 import { createProviderClient } from '../../src/provider';
-import { createSandbox } from '../../src/sandbox/app';
-import type { Sandbox, SandboxOptions } from '../../src/sandbox/app';
+import { createSandbox } from '../../src/sandbox/sandbox-app';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/sandbox-app';
 import { startServer } from '../../src/server';
-import { createPaymentWorker } from '../../src/temporal/worker';
-import type { PaymentWorker } from '../../src/temporal/worker';
+import { createPaymentWorker } from '../../src/temporal/payment-worker';
+import type { PaymentWorker } from '../../src/temporal/payment-worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
 import { freePort } from '../../src/local/free-port';

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
 import { temporalBinary } from '../../src/local/binaries';
-import { temporalConnection } from '../../src/temporal/connection';
+import { temporalConnection } from '../../src/temporal/connection-settings';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { SearchAttributes } from '../../src/workflows/definitions';
 import { freePort } from '../../src/local/free-port';

@@ -18,7 +18,7 @@ import {
   batchPageId,
   batchWorkflowId,
 } from '../domain/ids';
-import { AppError, temporalCall } from './errors';
+import { AppError, temporalCall } from './app-errors';
 import { requestFingerprint } from './fingerprint';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';

@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Keyring } from '../crypto/keyring';
 import { activeTracing } from '../telemetry/tracing';
-import { connectTemporal } from './connect';
-import type { TemporalSettings } from './connection';
+import { connectTemporal } from './connect-or-diagnose';
+import type { TemporalSettings } from './connection-settings';
 import { createDataConverter } from './data-converter';
 
 export interface TemporalTarget extends TemporalSettings {

@@ -9,7 +9,7 @@ import type { BatchAction, BatchProgress } from '../domain/batch';
 import type { NotificationEvent } from '../domain/notification';
 import type { Outcome, PaymentResource, PaymentStatus } from '../domain/payment';
 import type { BankCreditRequest, PaymentRequest, PaymentType } from '../domain/requests';
-import { PaymentsTimeoutError } from './errors';
+import { PaymentsTimeoutError } from './client-errors';
 import { Transport, sleep } from './transport';
 
 export interface PaymentsClientOptions {

@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import { connect } from 'node:tls';
 import type { ConnectionOptions } from 'node:tls';
-import { hostOf, securityOf, temporalConnection } from './connection';
-import type { TemporalConnectionOptions, TemporalEndpoint, TemporalSettings } from './connection';
+import { hostOf, securityOf, temporalConnection } from './connection-settings';
+import type { TemporalConnectionOptions, TemporalEndpoint, TemporalSettings } from './connection-settings';
 
 // The SDKs report a refused TLS handshake as "Failed to connect before the deadline" (client) or "transport error"
 // (worker). One handshake of our own tells which setting is wrong.

@@ -5,7 +5,7 @@ import { requireSigningKeys, signMessage } from '../crypto/signing';
 import { NOTIFICATION_DISPATCHER_WORKFLOW, notificationDispatcherId } from '../domain/ids';
 import type { DeliveryRecord, DeliveryStatus, NotificationReplay } from '../domain/notification-delivery';
 import { notificationsQuery, replayNotificationUpdate } from '../workflows/definitions';
-import { AppError, temporalCall } from './errors';
+import { AppError, temporalCall } from './app-errors';
 import { executeUpdate } from './workflow-calls';
 
 /** A delivery as operators see it: the dispatcher's record, and while it retries, where its attempts stand. */

@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { DELIVERY_STATUSES } from '../domain/notification-delivery';
-import type { DeliveryView } from '../payments/notifications';
-import type { OpsContext } from './context';
+import type { DeliveryView } from '../payments/notification-deliveries';
+import type { OpsContext } from './ops-context';
 import { parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
 

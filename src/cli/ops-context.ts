@@ -1,14 +1,15 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ConfigError, optionalSigningKeys, parseConfig, temporalSettings } from '../config';
+import { ConfigError, parseConfig } from '../config/config-loading';
+import { optionalSigningKeys, temporalSettings } from '../config/process-settings';
 import { withLocalSecrets } from '../local/secrets';
-import { connectClient } from '../temporal/client';
-import { TemporalConnectError } from '../temporal/connect';
-import { temporalEndpoint } from '../temporal/connection';
-import { Batches } from '../payments/batches';
+import { connectClient } from '../temporal/temporal-client';
+import { TemporalConnectError } from '../temporal/connect-or-diagnose';
+import { temporalEndpoint } from '../temporal/connection-settings';
+import { Batches } from '../payments/payout-batches';
 import { Payments } from '../payments/payments';
-import { Notifications } from '../payments/notifications';
+import { Notifications } from '../payments/notification-deliveries';
 
 /** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
 export const cliSchema = z.object({ ...temporalSettings, ...optionalSigningKeys });

@@ -1,0 +1,248 @@
+// Which settings each process reads: the worker, the server and `npm start`, grouped by concern.
+import { z } from 'zod';
+import type { ProviderConfig } from '../provider';
+import { worstCaseCallMs } from '../provider/retry';
+import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment';
+import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
+import {
+  commaList,
+  duration,
+  flag,
+  hostPort,
+  keyring,
+  maxAmounts,
+  merchantKeys,
+  merchantWebhooks,
+  operatorKeyList,
+  optional,
+  port,
+  secret,
+  url,
+  vaultUrl,
+} from './setting-parsers';
+
+/**
+ * Where Temporal is and how the connection is secured: Temporal's own variables (@temporalio/envconfig), over the
+ * TOML profile when TEMPORAL_CONFIG_FILE or TEMPORAL_PROFILE names one; address and namespace default to
+ * localhost:7233 and default. Checked together by temporalSettingProblems (src/temporal/connection-settings.ts).
+ */
+export const temporalConnectionSettings = {
+  TEMPORAL_ADDRESS: optional,
+  TEMPORAL_NAMESPACE: optional,
+  TEMPORAL_API_KEY: optional,
+  TEMPORAL_TLS: z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: optional,
+  TEMPORAL_TLS_CLIENT_CERT_DATA: optional,
+  TEMPORAL_TLS_CLIENT_KEY_PATH: optional,
+  TEMPORAL_TLS_CLIENT_KEY_DATA: optional,
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: optional,
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: optional,
+  TEMPORAL_TLS_SERVER_NAME: optional,
+  TEMPORAL_PROFILE: optional,
+  TEMPORAL_CONFIG_FILE: optional,
+  [ALLOW_PLAINTEXT_LOOPBACK]: flag,
+};
+
+/** Where Temporal is and how payloads are encrypted: every process that talks to Temporal reads these. */
+export const temporalSettings = {
+  ...temporalConnectionSettings,
+  TASK_QUEUE: z.string().min(1).default('payments'),
+  ENCRYPTION_KEYS: keyring,
+  /** Migration only: lets a worker read payloads written before encryption (otherwise refused). */
+  ACCEPT_UNENCRYPTED_PAYLOADS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+};
+
+/** What the server signs and the worker verifies: what starts, settles or resolves a payment or batch. */
+const signing = { SIGNING_KEYS: keyring };
+
+/** The operator CLI signs resolutions and batch controls only when it has SIGNING_KEYS; reading needs none. */
+export const optionalSigningKeys = { SIGNING_KEYS: keyring.optional() };
+
+/** How callback URLs are made: the worker derives them at initiation, the server checks them. */
+const callbacks = {
+  PUBLIC_BASE_URL: url.optional(),
+  CALLBACK_SECRET: secret(32),
+};
+
+const provider = {
+  PROVIDER_BASE_URL: url,
+  PROVIDER_MOBILE_MONEY_BASE_URL: url.optional(),
+  PROVIDER_TOKEN: secret(1),
+  PROVIDER_STATUS_URL: z.string().includes('{transaction_id}').optional(),
+  PROVIDER_STATUS_BY_REFERENCE_URL: z.string().includes('{reference}').optional(),
+  PROVIDER_CONNECT_TIMEOUT: duration('5s'),
+  PROVIDER_TIMEOUT: duration('20s'),
+  PROVIDER_SAFE_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  PROVIDER_BANKS_URL: z.string().min(1).optional(),
+};
+
+const timing = {
+  CALLBACK_TIMEOUT_MOBILE_MONEY: duration('5m'),
+  CALLBACK_TIMEOUT_CARD: duration('15m'),
+  CALLBACK_TIMEOUT_BANK_CREDIT: duration('30m'),
+  RECONCILE_FOR: duration('1h'),
+  RECONCILE_INTERVAL: duration('30s'),
+  LATE_CALLBACK_WINDOW: duration('1h'),
+};
+
+/** Merchant notifications: where they go, and how long and how often the worker retries them. */
+const notifications = {
+  MERCHANT_WEBHOOKS: merchantWebhooks.default(new Map()),
+  NOTIFICATION_RETRY_INITIAL: duration('1m'),
+  NOTIFICATION_RETRY_MAX_INTERVAL: duration('1h'),
+  NOTIFICATION_RETRY_FOR: duration('24h'),
+  NOTIFICATION_TIMEOUT: duration('10s'),
+};
+
+const logging = {
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_PRETTY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+};
+
+const workerSettings = z.object({
+  ...temporalSettings,
+  ...signing,
+  ...callbacks,
+  PORT: port(3000),
+  ...provider,
+  ...logging,
+  WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
+  VAULT_URL: vaultUrl,
+  /** Worker Versioning: `on` runs the worker as build WORKER_BUILD_ID of deployment WORKER_DEPLOYMENT_NAME. */
+  WORKER_VERSIONING: z.enum(['on', 'off']).default('off'),
+  WORKER_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 letters, digits, - or _')
+    .default('payments'),
+  WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be 1-100 letters, digits, -, _ or .')
+    .optional(),
+  ...notifications,
+});
+
+export const workerSchema = workerSettings.superRefine((config, ctx) => {
+  // Temporal gives an initiation INITIATION_TIMEOUT_MS: a provider call allowed longer (after the initiation's wait
+  // for the vault) would be cut off unanswered.
+  const worst =
+    VAULT_WAIT_MS +
+    worstCaseCallMs({
+      connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
+      requestTimeoutMs: config.PROVIDER_TIMEOUT,
+      safeRetries: config.PROVIDER_SAFE_RETRIES,
+    });
+  if (worst >= INITIATION_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROVIDER_TIMEOUT'],
+      message:
+        `with PROVIDER_CONNECT_TIMEOUT, PROVIDER_TIMEOUT and PROVIDER_SAFE_RETRIES an initiation may take ` +
+        `${Math.round(worst / 1000)} s, not under the ${INITIATION_TIMEOUT_MS / 1000} s it is given ` +
+        `(${VAULT_WAIT_MS / 1000} s of it for the card vault): lower them`,
+    });
+  }
+});
+
+export const serverSchema = z.object({
+  ...temporalSettings,
+  ...timing,
+  ...logging,
+  PORT: port(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  METRICS_PORT: port(9465),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  ...signing,
+  ...callbacks,
+  MERCHANT_API_KEYS: merchantKeys,
+  MERCHANT_MAX_AMOUNTS: maxAmounts,
+  OPERATOR_API_KEYS: operatorKeyList,
+  /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
+  CODEC_TOKEN_SECRET: secret(32).optional(),
+  FINGERPRINT_SECRET: secret(32),
+  VOUCHER_CHANNELS: commaList
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
+          .transform(Number),
+      ),
+    )
+    .default([]),
+  INITIATION_WAIT: duration('5s'),
+  ...provider,
+  BANK_LIST_REFRESH: duration('1h'),
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+  BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+  BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+  VAULT_URL: vaultUrl,
+  CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
+});
+
+export type WorkerConfig = z.infer<typeof workerSchema>;
+type ProviderEnv = Pick<WorkerConfig, keyof typeof provider>;
+
+/** The provider client's settings, from the worker's or the server's configuration. */
+export function providerConfig(config: ProviderEnv): ProviderConfig {
+  return {
+    baseUrl: config.PROVIDER_BASE_URL,
+    mobileMoneyBaseUrl: config.PROVIDER_MOBILE_MONEY_BASE_URL ?? config.PROVIDER_BASE_URL,
+    token: config.PROVIDER_TOKEN,
+    connectTimeoutMs: config.PROVIDER_CONNECT_TIMEOUT,
+    requestTimeoutMs: config.PROVIDER_TIMEOUT,
+    safeRetries: config.PROVIDER_SAFE_RETRIES,
+    statusUrl: config.PROVIDER_STATUS_URL,
+    statusByReferenceUrl: config.PROVIDER_STATUS_BY_REFERENCE_URL,
+    banksUrl: config.PROVIDER_BANKS_URL,
+  };
+}
+export type ServerConfig = z.infer<typeof serverSchema>;
+
+/** The worker's notification settings: merchants' URLs and secrets, the retry schedule, the request timeout. */
+export function notificationSettings(config: Pick<WorkerConfig, keyof typeof notifications>) {
+  return {
+    webhooks: config.MERCHANT_WEBHOOKS,
+    retry: {
+      initialMs: config.NOTIFICATION_RETRY_INITIAL,
+      // Temporal refuses a maximum interval below the initial one.
+      maxIntervalMs: Math.max(config.NOTIFICATION_RETRY_MAX_INTERVAL, config.NOTIFICATION_RETRY_INITIAL),
+      forMs: config.NOTIFICATION_RETRY_FOR,
+    },
+    requestTimeoutMs: config.NOTIFICATION_TIMEOUT,
+  };
+}
+
+/** Where the server is reached for callbacks: PUBLIC_BASE_URL, or the local server on PORT. */
+export function publicBaseUrl(config: { PUBLIC_BASE_URL?: string; PORT: number }): string {
+  return config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+}
+
+/** The sandbox's default bearer token (`npm start` hands it to the worker); never a real provider's. */
+export const SANDBOX_TOKEN = 'sandbox-token';
+
+/** What `npm start` itself reads; the rest passes through to the processes it launches. */
+export const startSchema = z.object({
+  DATA_DIR: z.string().min(1).default('.data'),
+  PORT: port(3000),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_PORT: port(7233),
+  TEMPORAL_UI_PORT: port(8233),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  PROVIDER_BASE_URL: url.optional(),
+  SANDBOX_PORT: port(4010),
+  PUBLIC_BASE_URL: url.optional(),
+  METRICS_PORT: port(9465),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
+  VAULT_URL: vaultUrl.optional(),
+  ENCRYPTION_KEYS: keyring.optional(),
+});
+export type StartConfig = z.infer<typeof startSchema>;

@@ -1,0 +1,165 @@
+// How each kind of setting is read from the environment: one zod parser per kind, shared by every process's schema.
+import { z } from 'zod';
+import { parseKeyring } from '../crypto/keyring';
+import { parseDuration } from '../domain/duration';
+import { OPERATOR_NAME } from '../domain/operator';
+
+export const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration like 500ms, 30s, 5m or 2h` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+export const url = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
+export const secret = (minLength: number) => z.string().min(minLength, `must be at least ${minLength} characters`);
+
+const MERCHANT_ENTRY = /^([a-z0-9]{1,32}):(\S{16,})$/;
+
+/** `merchant_id:key,…`; a bad entry is named by its position, never echoed (it may hold a key). */
+export const merchantKeys = z.string().transform((text, ctx) => {
+  const entries = text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one key' });
+  return entries.map((entry, index) => {
+    const match = MERCHANT_ENTRY.exec(entry);
+    if (!match) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `entry ${index + 1} is not \`merchant_id:key\` (merchant id 1–32 lowercase letters or digits, key ≥ 16 characters)`,
+      });
+    }
+    return { merchantId: match?.[1] ?? '', key: match?.[2] ?? '' };
+  });
+});
+
+/** The largest amount one payment or batch item may have when MERCHANT_MAX_AMOUNTS names no limit for a merchant. */
+export const DEFAULT_MAX_AMOUNT = 1_000_000;
+
+/** `merchant_id:amount,…,*:amount`: each merchant's largest amount per payment or batch item; `*` for the others. */
+export const maxAmounts = z
+  .string()
+  .default(`*:${DEFAULT_MAX_AMOUNT}`)
+  .transform((text, ctx) => {
+    const limits = new Map<string, number>();
+    text
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .forEach((entry, index) => {
+        const match = /^(\*|[a-z0-9]{1,32}):(\d{1,13}(?:\.\d{1,2})?)$/.exec(entry);
+        const amount = Number(match?.[2]);
+        if (!match?.[1] || !(amount >= 0.01)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `entry ${index + 1} is not \`merchant_id:amount\` or \`*:amount\` (an amount ≥ 0.01, two decimals at most)`,
+          });
+        } else if (limits.has(match[1])) {
+          ctx.addIssue({ code: 'custom', message: `"${match[1]}" appears twice` });
+        } else {
+          limits.set(match[1], amount);
+        }
+      });
+    const others = limits.get('*') ?? DEFAULT_MAX_AMOUNT;
+    return (merchantId: string): number => limits.get(merchantId) ?? others;
+  });
+
+export const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
+
+/** OPERATOR_API_KEYS: one `name:key` entry per person; a problem names the entry by position, never its key. */
+export const operatorKeyList = commaList.transform((entries, ctx) => {
+  if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'needs at least one `name:key` entry' });
+  const names = new Set<string>();
+  return entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const name = colon > 0 ? entry.slice(0, colon) : '';
+    const key = entry.slice(colon + 1);
+    const problem =
+      colon <= 0
+        ? 'is a bare key; write `name:key`'
+        : !OPERATOR_NAME.test(name)
+          ? 'has a bad name: 1–32 lowercase letters, digits, `.`, `_` or `-`'
+          : key.length < 16
+            ? 'has a key shorter than 16 characters'
+            : names.has(name)
+              ? 'repeats the name of an earlier entry'
+              : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', message: `entry ${index + 1} ${problem}` });
+    names.add(name);
+    return { name, key };
+  });
+});
+
+export const keyring = z.string().transform((text, ctx) => {
+  try {
+    return parseKeyring(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** The card vault: a Redis URL (`redis://[:password@]host:port`). */
+export const vaultUrl = z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' });
+
+const webhookEntry = z.object({ url: z.string(), secrets: z.array(z.string()) });
+
+/**
+ * MERCHANT_WEBHOOKS, JSON: `{"merchant_id": {"url": "https://…", "secrets": ["…", …]}, …}`. Every secret signs each
+ * notification (list the old and the new one while merchants switch). A problem names the merchant, never a secret.
+ */
+export const merchantWebhooks = z.string().transform((text, ctx) => {
+  const webhooks = new Map<string, { url: string; secrets: string[] }>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not JSON: {"merchant_id": {"url": "https://…", "secrets": ["…"]}}' });
+    return webhooks;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object keyed by merchant id' });
+    return webhooks;
+  }
+  for (const [merchantId, value] of Object.entries(parsed)) {
+    const entry = webhookEntry.safeParse(value);
+    const problem = !/^[a-z0-9]{1,32}$/.test(merchantId)
+      ? 'is not a merchant id (1–32 lowercase letters or digits)'
+      : !entry.success
+        ? 'must be {"url": "…", "secrets": ["…"]}'
+        : !url.safeParse(entry.data.url).success
+          ? 'has a url that is not an http(s) URL'
+          : entry.data.secrets.length === 0
+            ? 'needs at least one secret'
+            : entry.data.secrets.some((secret) => secret.length < 16)
+              ? 'has a secret shorter than 16 characters'
+              : undefined;
+    if (problem || !entry.success) ctx.addIssue({ code: 'custom', message: `merchant "${merchantId}" ${problem}` });
+    else webhooks.set(merchantId, { url: entry.data.url, secrets: entry.data.secrets });
+  }
+  return webhooks;
+});
+
+export const optional = z.string().min(1).optional();
+export const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).optional();
+
+export const hostPort = z
+  .string()
+  .regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:9464')
+  .refine((text) => Number(text.slice(text.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
