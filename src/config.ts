@@ -4,9 +4,9 @@ import { parseKeyring } from './crypto/keyring';
 import type { EncryptionKey } from './crypto/keyring';
 import { parseDuration } from './domain/duration';
 import { OPERATOR_NAME } from './domain/operator';
-import type { ProviderConfig } from './provider';
+import type { ProviderConfig } from './provider/provider-client';
 import { worstCaseCallMs } from './provider/retry';
-import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from './domain/payment';
+import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from './domain/payment-model';
 import { ALLOW_PLAINTEXT_LOOPBACK, temporalSettingProblems } from './temporal/connection';
 
 const duration = (fallback: string) =>

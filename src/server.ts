@@ -1,12 +1,12 @@
 import { BankDirectory } from './banks/directory';
 import { loadConfigOrExit, providerConfig, publicBaseUrl, serverSchema } from './config';
 import type { ServerConfig } from './config';
-import type { PaymentTiming } from './domain/payment';
+import type { PaymentTiming } from './domain/payment-model';
 import type { PaymentType } from './domain/requests';
 import { buildApp, loggerOptions } from './http/app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './crypto/callback-tokens';
-import { createProviderClient } from './provider';
+import { createProviderClient } from './provider/provider-client';
 import { Batches } from './payments/batches';
 import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/client';

@@ -2,7 +2,7 @@ import { loadConfigOrExit, notificationSettings, providerConfig, publicBaseUrl, 
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
-import { createProviderClient } from './provider';
+import { createProviderClient } from './provider/provider-client';
 import { securityOf } from './temporal/connection';
 import { installWorkerRuntime } from './temporal/runtime';
 import { createPaymentWorker } from './temporal/worker';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BatchInput } from '../src/domain/batch';
+import type { BatchInput } from '../src/domain/batch-model';
 import { BatchState } from '../src/workflows/batch-state';
 
 const input: BatchInput = {

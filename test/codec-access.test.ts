@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { ConfigError, parseConfig, serverSchema } from '../src/config';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { signCodecToken } from '../src/crypto/codec-tokens';
 import { ops } from './support/ops';
 import { paymentRequest, postCodec } from './support/requests';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';

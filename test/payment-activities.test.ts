@@ -7,15 +7,15 @@ import type { InitiationOrder, PaymentActivities } from '../src/activities/payme
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
-import { FailureTypes } from '../src/domain/payment';
-import type { ProviderAck } from '../src/domain/payment';
-import { ProviderError } from '../src/provider';
-import type { ProviderClient } from '../src/provider';
+import { FailureTypes } from '../src/domain/payment-model';
+import type { ProviderAck } from '../src/domain/payment-model';
+import { ProviderError } from '../src/provider/provider-errors';
+import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
 import { detachCard } from '../src/vault/card-data';
 import { createMemoryVault } from '../src/vault/card-vault';
 import type { CardVault } from '../src/vault/card-vault';
-import type { StoredPaymentRequest } from '../src/domain/payment';
+import type { StoredPaymentRequest } from '../src/domain/payment-model';
 import { paymentRequest, storedRequest } from './support/requests';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment';
+import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment-model';
 import { PaymentState } from '../src/workflows/payment-state';
 import { storedRequest } from './support/requests';
 

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { errors, MockAgent } from 'undici';
 import type { MobileMoneyDebitRequest, CardPaymentRequest, BankCreditRequest } from '../src/domain/requests';
-import { createProviderClient, ProviderError, type ProviderClient, type ProviderConfig } from '../src/provider';
-import { classifyTransportError } from '../src/provider/errors';
+import { createProviderClient, type ProviderClient, type ProviderConfig } from '../src/provider/provider-client';
+import { ProviderError } from '../src/provider/provider-errors';
+import { classifyTransportError } from '../src/provider/provider-errors';
 
 const BASE = 'http://provider.test';
 const MM = 'http://mm.provider.test';

@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BankCreditRequest } from '../src/domain/requests';
-import {
-  classifyStatus,
-  encodeInitiation,
-  formatAmount,
-  parseAck,
-  ProviderError,
-  providerReference,
-} from '../src/provider';
-import { describeBody } from '../src/provider/errors';
+import { classifyStatus, describeBody, ProviderError } from '../src/provider/provider-errors';
+import { encodeInitiation, formatAmount, parseAck, providerReference } from '../src/provider/wire';
 import { createRedactor } from '../src/provider/redact';
 import { parseRetryAfter, retryDelay } from '../src/provider/retry';
 

@@ -9,7 +9,7 @@ import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/
 import type { ReplayResult } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
-import { FailureTypes } from '../src/domain/payment';
+import { FailureTypes } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { scenarioFor } from '../src/sandbox/scenarios';
 import { FAILURE_CONVERTER_PATH, createDataConverter } from '../src/temporal/data-converter';

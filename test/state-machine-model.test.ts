@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch';
-import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment';
-import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment';
+import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch-model';
+import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment-model';
+import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment-model';
 import { toMinorUnits } from '../src/domain/money';
 import { BatchState } from '../src/workflows/batch-state';
 import { PaymentState } from '../src/workflows/payment-state';

@@ -1,5 +1,5 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
-import type { BatchProgress } from '../../src/domain/batch';
+import type { BatchProgress } from '../../src/domain/batch-model';
 import { CpuMeter } from './cpu';
 import { callbackToFinal, signalToCompletion } from './history';
 import type { SignalSpan } from './history';

@@ -3,12 +3,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import type { Keyring } from '../crypto/keyring';
 import { signatureProblem } from '../crypto/signing';
-import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment';
-import type { Failure, PaymentMessage, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
+import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment-model';
+import type { Failure, PaymentMessage, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
-import { ProviderError, providerReference, providerState } from '../provider';
-import type { ProviderClient } from '../provider';
+import { ProviderError } from '../provider/provider-errors';
+import { providerState } from '../provider/codes';
+import { providerReference } from '../provider/wire';
+import type { ProviderClient } from '../provider/provider-client';
 import { attachCard } from '../vault/card-data';
 import type { CardVault } from '../vault/card-vault';
 

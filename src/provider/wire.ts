@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ProviderAck } from '../domain/payment';
+import type { ProviderAck } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import { isValidAmount } from '../domain/money';
-import { ProviderError } from './errors';
+import { ProviderError } from './provider-errors';
 import { safeText } from './redact';
 import { asRecord } from './text';
 

@@ -1,8 +1,8 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
-import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
+import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
 import type { DeliveryRecord, NotificationOrder, NotificationReplay } from '../domain/notification-delivery';
 import type { Signed } from '../domain/signed';
 

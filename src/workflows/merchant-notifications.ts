@@ -1,8 +1,8 @@
 import { CancellationScope, log, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notification-activities';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
-import { isTerminal } from '../domain/payment';
-import type { PaymentResource } from '../domain/payment';
+import { isTerminal } from '../domain/payment-model';
+import type { PaymentResource } from '../domain/payment-model';
 import { workflowTime } from './time';
 
 /**

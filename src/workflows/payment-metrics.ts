@@ -1,5 +1,5 @@
 import { log, metricMeter } from '@temporalio/workflow';
-import type { PaymentStatus } from '../domain/payment';
+import type { PaymentStatus } from '../domain/payment-model';
 import type { PaymentType } from '../domain/requests';
 import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
 

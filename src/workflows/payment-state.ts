@@ -1,4 +1,4 @@
-import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment';
+import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment-model';
 import type {
   Failure,
   Outcome,
@@ -10,7 +10,7 @@ import type {
   ProviderCallback,
   ResolveInput,
   StatusCheck,
-} from '../domain/payment';
+} from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
 
 /** Distinct events of a kind a flood could repeat (callbacks, status checks) recorded at most; repeats are counted. */

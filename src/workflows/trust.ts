@@ -1,5 +1,5 @@
 import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { FailureTypes } from '../domain/payment';
+import { FailureTypes } from '../domain/payment-model';
 import { isSigned, messageRefusal } from '../domain/signed';
 import type { MessageKind, Signed } from '../domain/signed';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';

@@ -1,10 +1,10 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Bank } from '../domain/banks';
-import type { ProviderAck, StatusCheck } from '../domain/payment';
-import { parseBankList } from './banks';
+import type { ProviderAck, StatusCheck } from '../domain/payment-model';
+import { parseBankList } from './provider-banks';
 import type { PaymentRequest } from '../domain/requests';
-import { classifyError, classifyResponse, describeBody, ProviderError } from './errors';
+import { classifyError, classifyResponse, describeBody, ProviderError } from './provider-errors';
 import { createRedactor, type Redactor } from './redact';
 import { personalValues } from '../domain/personal-data';
 import { MAX_RETRY_DELAY_MS, parseRetryAfter, retryDelay } from './retry';

@@ -1,5 +1,5 @@
 import { condition, setHandler, setWorkflowOptions } from '@temporalio/workflow';
-import type { BatchItem } from '../domain/batch';
+import type { BatchItem } from '../domain/batch-model';
 import { batchItemsQuery, releaseItemsSignal } from './definitions';
 import { versioned } from './versioning';
 

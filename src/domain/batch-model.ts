@@ -1,4 +1,4 @@
-import type { BatchItemOrder, PaymentTiming } from './payment';
+import type { BatchItemOrder, PaymentTiming } from './payment-model';
 import type { Signed } from './signed';
 import type { BankCreditRequest } from './requests';
 import type { z } from 'zod';

@@ -23,7 +23,7 @@ import {
   INITIATION_TIMEOUT_MS,
   batchItemInput,
   isTerminal,
-} from '../domain/payment';
+} from '../domain/payment-model';
 import type {
   BatchItemOrder,
   Failure,
@@ -32,7 +32,7 @@ import type {
   PaymentMessage,
   PaymentResource,
   ProviderCallback,
-} from '../domain/payment';
+} from '../domain/payment-model';
 import { isSigned, messageBody, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import {

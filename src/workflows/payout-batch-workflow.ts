@@ -20,12 +20,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
-import { itemOrder } from '../domain/batch';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
+import { itemOrder } from '../domain/batch-model';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
 import { isSigned, messageBody, messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
-import type { PaymentInput } from '../domain/payment';
+import type { PaymentInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
 import { BatchState } from './batch-state';
 import {
@@ -37,7 +37,7 @@ import {
   releaseItemsSignal,
 } from './definitions';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
-import { HANDLE_CANCELLATION, paymentWorkflow } from './payment';
+import { HANDLE_CANCELLATION, paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
 import { SIGNED_MESSAGES, trustedStart } from './trust';
 import { versioned } from './versioning';
