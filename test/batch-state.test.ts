@@ -14,6 +14,7 @@ const input: BatchInput = {
   pageSize: 500,
   concurrency: 2,
   timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  itemCheckMs: 60_000,
   maxRunEvents: 2000,
 };
 const now = new Date('2026-01-01T00:00:01.000Z');

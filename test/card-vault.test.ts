@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createClient } from 'redis';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
-import type { InitiationOrder } from '../src/activities/payment-activities';
+import type { PaymentMessage } from '../src/domain/payment-model';
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
@@ -127,9 +127,9 @@ describe('card vault', () => {
     const initiate = (order: Awaited<ReturnType<typeof orderFor>>) => {
       const workflowExecution = { workflowId: order.body.paymentId, runId: 'run-1' };
       return new MockActivityEnvironment({ workflowExecution }).run<
-        [InitiationOrder],
+        [PaymentMessage],
         ProviderAck,
-        (what: InitiationOrder) => Promise<ProviderAck>
+        (what: PaymentMessage) => Promise<ProviderAck>
       >((what) => activities.initiatePayment(what), order);
     };
     const [back, down] = [await orderFor('vault-back'), await orderFor('vault-down')];

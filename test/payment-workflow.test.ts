@@ -197,13 +197,9 @@ describe('payment workflow (time-skipping)', () => {
       await handle.signal(callbackSignal, callback(id, { transactionId: '99' }));
       await handle.signal(callbackSignal, callback(id, { amount: 1000 }));
       await handle.signal(callbackSignal, callback('ts-other', {}));
-      await handle.signal(callbackSignal, {
-        state: 'succeeded',
-        transactionId: '42',
-        statusCode: '1',
-        message: 'x',
-        amount: 12.5,
-      });
+      // An unsigned value, as a forger without the keys would send it.
+      const unsigned = { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'x', amount: 12.5 };
+      await handle.signal(callbackSignal, unsigned as never);
       // A success without an amount is checked with the provider, which says it is still pending.
       await handle.signal(callbackSignal, callback(id, { amount: null }));
       await env.sleep(1000);

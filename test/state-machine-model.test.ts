@@ -196,7 +196,7 @@ function newPayment(model: PaymentModel): PaymentState {
     createdAt: new Date(Date.UTC(2026, 10, 23)).toISOString(),
     timing: { callbackTimeoutMs: 1000, reconcileForMs: 1000, reconcileIntervalMs: 100, lateCallbackWindowMs: 0 },
   };
-  return new PaymentState(input, (status) => model.statuses.push(status));
+  return new PaymentState(input, { statusChanged: (state) => model.statuses.push(state.status) });
 }
 
 describe('state machines, model-based', () => {
@@ -232,6 +232,7 @@ describe('state machines, model-based', () => {
       pageSize: ITEMS,
       concurrency: 3,
       maxRunEvents: 10_000,
+      itemCheckMs: 60_000,
       timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
     };
     const action = fc.oneof(

@@ -1,6 +1,5 @@
 import type { BatchItemOrder, PaymentTiming } from './payment-model';
 import type { Signed } from './signed';
-import type { BankCreditRequest } from './requests';
 import type { z } from 'zod';
 import type { BatchProgressShape, tallySchema } from './api-resources';
 
@@ -30,20 +29,8 @@ export const ITEM_STAGES = [
   'needs_review',
 ] as const satisfies readonly ItemStage[];
 
-/** One bank credit of a batch, as pages recorded before signed messages hold it. */
-export interface LegacyBatchItem {
-  paymentId: string;
-  callbackUrl: string;
-  request: BankCreditRequest;
-}
-
 /** One bank credit of a batch, signed for its own payment workflow: what a page holds and the batch starts. */
-export type BatchItem = Signed<BatchItemOrder> | LegacyBatchItem;
-
-/** The order inside an item, whichever form the page holds. */
-export function itemOrder(item: BatchItem): { paymentId: string; request: BankCreditRequest } {
-  return 'body' in item ? item.body : item;
-}
+export type BatchItem = Signed<BatchItemOrder>;
 
 /** What the batch workflow is started with; the items themselves wait in page workflows, never in this input. */
 export interface BatchInput {
@@ -60,8 +47,8 @@ export interface BatchInput {
   timing: PaymentTiming;
   /** History length at which a run continues as new. */
   maxRunEvents: number;
-  /** How often the batch asks after items in flight that have not reported (absent in batches started before it). */
-  itemCheckMs?: number;
+  /** How often the batch asks after items in flight that have not reported. */
+  itemCheckMs: number;
 }
 
 /** An item payment's report to its batch. */

@@ -1,7 +1,5 @@
-import { lastFour } from './personal-data';
 import type { CardField } from './personal-data';
 import type { BankCreditRequest, CardPaymentRequest, MobileMoneyDebitRequest } from './requests';
-import { isSigned, messageBody } from './signed';
 import type { Signed } from './signed';
 import type { z } from 'zod';
 import type { PaymentEventShape, PaymentResourceShape, failureSchema } from './api-resources';
@@ -99,8 +97,6 @@ export interface PaymentInput {
   paymentId: string;
   merchantId: string;
   request: StoredPaymentRequest;
-  /** Only in inputs recorded before callback URLs were derived in the worker (their tokens must not sit in Temporal). */
-  callbackUrl?: string;
   createdAt: string;
   /** Per-type callback wait and reconciliation window, fixed at creation so a config change never alters running payments. */
   timing: PaymentTiming;
@@ -124,7 +120,7 @@ export interface BatchItemOrder {
   timing: PaymentTiming;
 }
 
-/** A payment workflow's argument: a signed order, or (histories from before signing) a plain input. */
+/** A payment workflow's argument: the server's signed start message, a single payment's or a batch item's. */
 export type PaymentMessage = Signed<PaymentInput> | Signed<BatchItemOrder>;
 
 export interface ResolveInput {
@@ -133,7 +129,6 @@ export interface ResolveInput {
   operator?: string;
 }
 
-/** ApplicationFailure types that carry the provider client's classification across the activity boundary. */
 /** The longest an initiation may take, provider retries included (the worker refuses provider time-outs beyond it). */
 export const INITIATION_TIMEOUT_MS = 120_000;
 /**
@@ -144,14 +139,22 @@ export const VAULT_WAIT_MS = 15_000;
 /** How soon a worker that died mid-initiation or mid-status-check is noticed: the activities heartbeat well within it. */
 export const PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS = 10_000;
 
+/**
+ * The provider's verdict on a request that did not succeed, in the words used from the wire (ProviderError) through
+ * the activity boundary (FailureTypes) to the state machine (`initiationRejected`, `initiationUnknown`,
+ * `initiationNotSent`): it refused the request and did nothing (`rejected`), it may have acted on it (`unknown`), or
+ * the request never reached it (`not_sent`).
+ */
+export type ProviderVerdict = 'rejected' | 'unknown' | 'not_sent';
+
+/** The ApplicationFailure type that carries each verdict, and a refused start message, across the activity boundary. */
 export const FailureTypes = {
+  rejected: 'ProviderRejected',
+  unknown: 'ProviderUnknown',
+  not_sent: 'ProviderNotSent',
   /** A message or input that the server did not sign for this workflow: refused before anything is sent. */
   untrusted: 'UntrustedInput',
-  rejected: 'ProviderRejected',
-  unknown: 'ProviderOutcomeUnknown',
-  unreachable: 'ProviderUnreachable',
-  transient: 'ProviderTransient',
-} as const;
+} as const satisfies Record<ProviderVerdict | 'untrusted', string>;
 
 /** What a payment shows the moment it is created, before its workflow has run: `initiating`, no events. */
 export function newPaymentResource(input: PaymentInput): PaymentResource {
@@ -167,7 +170,7 @@ export function newPaymentResource(input: PaymentInput): PaymentResource {
     provider: { transaction_id: null, status_code: null, message: null },
     next_action: null,
     failure: null,
-    ...(request.type === 'card_payment' ? { card: { last4: cardLast4(request) } } : {}),
+    ...(request.type === 'card_payment' ? { card: { last4: request.card.last4 } } : {}),
     events: [],
   };
 }
@@ -182,17 +185,7 @@ export function batchItemInput(order: BatchItemOrder, startTime: Date): PaymentI
  * The input a payment workflow was started with, read from its start argument outside the workflow, unchecked: only
  * to show a payment whose workflow never ran (the workflow itself checks the signature before it acts on one).
  */
-export function startedPaymentInput(message: PaymentMessage | PaymentInput, startTime: Date): PaymentInput {
-  if (isSigned(message) && message.kind === 'batch-item') {
-    return batchItemInput((message as Signed<BatchItemOrder>).body, startTime);
-  }
-  return messageBody(message as Signed<PaymentInput> | PaymentInput);
-}
-
-/**
- * The card's last four digits. Card payments started before the vault carried the card number itself: their
- * histories must still replay (and the digits they keep are the only ones shown).
- */
-function cardLast4(request: { card?: { last4: string }; card_number?: string }): string {
-  return request.card?.last4 ?? lastFour(request.card_number ?? '');
+export function startedPaymentInput(message: PaymentMessage, startTime: Date): PaymentInput {
+  if (message.kind === 'batch-item') return batchItemInput((message as Signed<BatchItemOrder>).body, startTime);
+  return (message as Signed<PaymentInput>).body;
 }

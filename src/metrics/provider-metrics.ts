@@ -23,7 +23,7 @@ export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter
     try {
       return await call();
     } catch (err) {
-      outcome = err instanceof ProviderError ? err.classification : 'unexpected';
+      outcome = err instanceof ProviderError ? err.verdict : 'unexpected';
       errors.add(1, { operation, classification: outcome });
       throw err;
     } finally {

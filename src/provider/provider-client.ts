@@ -19,7 +19,7 @@ export interface ProviderConfig {
   connectTimeoutMs: number;
   /** Headers and body timeout of each request; connect plus this bounds a whole exchange. */
   requestTimeoutMs: number;
-  /** Extra attempts for safe_to_retry failures only (the request never left, or 429). */
+  /** Extra attempts for `not_sent` failures only (the request never left, or 429). */
   safeRetries: number;
   /** Status query by transaction id, e.g. `http://host/api/transactions/{transaction_id}`; a leading `/` is under baseUrl. */
   statusUrl?: string;
@@ -36,7 +36,7 @@ export interface InitiationRequest {
 }
 
 export interface ProviderClient {
-  /** Sends the initiation; throws a classified ProviderError, having retried only safe_to_retry failures. */
+  /** Sends the initiation; throws a ProviderError with its verdict, having retried only `not_sent` failures. */
   initiate(req: InitiationRequest): Promise<ProviderAck>;
   /** Asks the provider about a transaction; null when no status query is configured for what we know. */
   checkStatus(query: StatusQuery): Promise<StatusCheck | null>;
@@ -137,7 +137,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
       } catch (thrown) {
         const err = classifyError(thrown);
         err.attempts = n;
-        if (err.classification !== 'safe_to_retry' || n > config.safeRetries) throw err;
+        if (err.verdict !== 'not_sent' || n > config.safeRetries) throw err;
         await sleep(retryDelay(n, backoffMs, maxRetryDelayMs, err.retryAfterMs));
       }
     }
@@ -175,7 +175,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
         new ProviderError(
           `${what} answered HTTP ${answer.status} with an unrecognised acknowledgement; the payment may have been created`,
           {
-            classification: 'ambiguous',
+            verdict: 'unknown',
             httpStatus: answer.status,
             providerMessage: describeBody(answer.text, redact).message,
           },
@@ -205,7 +205,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
       read: (json) => readStatusAnswer(json, asked),
       unusable: (answer, why) =>
         new ProviderError(`${what} answered HTTP ${answer.status} unusably: ${why}`, {
-          classification: 'ambiguous',
+          verdict: 'unknown',
           httpStatus: answer.status,
         }),
     });
@@ -223,7 +223,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
       },
       unusable: (answer) =>
         new ProviderError(`${what} answered HTTP ${answer.status} without a list of banks`, {
-          classification: 'ambiguous',
+          verdict: 'unknown',
           httpStatus: answer.status,
         }),
     });

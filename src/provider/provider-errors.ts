@@ -1,11 +1,10 @@
+import type { ProviderVerdict } from '../domain/payment-model';
 import { createRedactor, safeText, type Redactor } from './redact';
 import { asRecord, parseJson } from './text';
 
-/** What a failed exchange tells us about the request's fate upstream. */
-export type ErrorClassification = 'definite_rejection' | 'ambiguous' | 'safe_to_retry';
-
 export interface ProviderErrorDetails {
-  classification: ErrorClassification;
+  /** What the failed exchange tells of the request's fate upstream; only `not_sent` may be sent again. */
+  verdict: ProviderVerdict;
   httpStatus?: number;
   providerCode?: string;
   providerMessage?: string;
@@ -17,7 +16,7 @@ export interface ProviderErrorDetails {
 /** A failed exchange with the provider; its message never carries the token, card data or request body. */
 export class ProviderError extends Error {
   override readonly name = 'ProviderError';
-  readonly classification: ErrorClassification;
+  readonly verdict: ProviderVerdict;
   readonly httpStatus?: number;
   readonly providerCode?: string;
   readonly providerMessage?: string;
@@ -28,7 +27,7 @@ export class ProviderError extends Error {
 
   constructor(message: string, details: ProviderErrorDetails) {
     super(message);
-    this.classification = details.classification;
+    this.verdict = details.verdict;
     this.httpStatus = details.httpStatus;
     this.providerCode = details.providerCode;
     this.providerMessage = details.providerMessage;
@@ -59,56 +58,56 @@ const MAYBE_SENT = new Set([
   'ABORT_ERR',
 ]);
 
-/** The classification of an HTTP status; null for 2xx. */
-export function classifyStatus(status: number): ErrorClassification | null {
+/** The verdict of an HTTP status (429: the provider turned it away unprocessed); null for 2xx. */
+export function classifyStatus(status: number): ProviderVerdict | null {
   if (status >= 200 && status < 300) return null;
-  if (status === 429) return 'safe_to_retry';
-  if (status >= 400 && status < 500) return 'definite_rejection';
-  return 'ambiguous';
+  if (status === 429) return 'not_sent';
+  if (status >= 400 && status < 500) return 'rejected';
+  return 'unknown';
 }
 
-/** The classification of a transport error (connection, timeout, abort); anything unrecognised is ambiguous. */
-export function classifyTransportError(err: unknown): { classification: ErrorClassification; code?: string } {
+/** The verdict of a transport error (connection, timeout, abort); anything unrecognised is `unknown`. */
+export function classifyTransportError(err: unknown): { verdict: ProviderVerdict; code?: string } {
   const codes = errorCodes(err);
   const maybeSent = codes.find((code) => MAYBE_SENT.has(code));
-  if (maybeSent) return { classification: 'ambiguous', code: maybeSent };
+  if (maybeSent) return { verdict: 'unknown', code: maybeSent };
   // Several connection attempts (happy eyeballs) are safe only when every one of them failed before sending.
   const attempts = nestedErrors(err);
-  if (attempts.length > 0 && attempts.every((e) => classifyTransportError(e).classification === 'safe_to_retry')) {
-    return { classification: 'safe_to_retry', code: errorCodes(attempts[0])[0] };
+  if (attempts.length > 0 && attempts.every((e) => classifyTransportError(e).verdict === 'not_sent')) {
+    return { verdict: 'not_sent', code: errorCodes(attempts[0])[0] };
   }
   const neverSent = codes.find((code) => NEVER_SENT.has(code));
-  if (neverSent && attempts.length === 0) return { classification: 'safe_to_retry', code: neverSent };
-  return { classification: 'ambiguous', code: codes[0] };
+  if (neverSent && attempts.length === 0) return { verdict: 'not_sent', code: neverSent };
+  return { verdict: 'unknown', code: codes[0] };
 }
 
-/** Wraps any thrown value into a classified ProviderError (a ProviderError passes through unchanged). */
+/** Wraps any thrown value into a ProviderError with its verdict (a ProviderError passes through unchanged). */
 export function classifyError(err: unknown, options: { redact?: Redactor; what?: string } = {}): ProviderError {
   if (err instanceof ProviderError) return err;
   const redact = options.redact ?? createRedactor();
   const what = options.what ?? 'provider request';
-  const { classification, code } = classifyTransportError(err);
+  const { verdict, code } = classifyTransportError(err);
   const reason = safeText(err instanceof Error ? err.message : String(err), redact, 200);
-  const fate = classification === 'safe_to_retry' ? 'failed before it was sent' : 'failed after it may have been sent';
+  const fate = verdict === 'not_sent' ? 'failed before it was sent' : 'failed after it may have been sent';
   return new ProviderError(`${what} ${fate} (${code ?? 'unrecognised error'}): ${reason}`, {
-    classification,
+    verdict,
     errorCode: code,
   });
 }
 
-/** Turns a non-2xx answer into a classified ProviderError with the provider's reason; null for 2xx. */
+/** Turns a non-2xx answer into a ProviderError with its verdict and the provider's reason; null for 2xx. */
 export function classifyResponse(
   status: number,
   body: string,
   options: { redact?: Redactor; retryAfterMs?: number; what?: string } = {},
 ): ProviderError | null {
-  const classification = classifyStatus(status);
-  if (classification === null) return null;
+  const verdict = classifyStatus(status);
+  if (verdict === null) return null;
   const redact = options.redact ?? createRedactor();
   const { code, message } = describeBody(body, redact);
   const what = options.what ?? 'provider request';
   return new ProviderError(`${what} answered HTTP ${status}${message ? `: ${message}` : ''}`, {
-    classification,
+    verdict,
     httpStatus: status,
     providerCode: code,
     providerMessage: message,

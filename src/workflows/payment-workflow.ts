@@ -1,54 +1,25 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
-  getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
-  setCurrentDetails,
   setHandler,
   setWorkflowOptions,
   sleep,
-  upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
-import type { InitiationOrder, PaymentActivities } from '../activities/payment-activities';
+import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
-import {
-  FailureTypes,
-  PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
-  INITIATION_TIMEOUT_MS,
-  batchItemInput,
-  isTerminal,
-} from '../domain/payment-model';
-import type {
-  BatchItemOrder,
-  Failure,
-  Outcome,
-  PaymentInput,
-  PaymentMessage,
-  PaymentResource,
-  ProviderCallback,
-} from '../domain/payment-model';
-import { isSigned, messageBody, messageRefusal } from '../domain/signed';
-import type { Signed } from '../domain/signed';
-import {
-  callbackSignal,
-  initiationUpdate,
-  itemSettledSignal,
-  paymentQuery,
-  resolveUpdate,
-  SearchAttributes,
-} from './definitions';
-import { paymentCurrentDetails } from '../domain/web-ui-text';
-import { paymentStarted, paymentStatusChanged, reconciliationEnded } from './payment-metrics';
+import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
+import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } from '../domain/payment-model';
+import { messageRefusal } from '../domain/signed';
+import { activityFailure } from './activity-failure';
+import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
 import { PaymentState } from './payment-state';
+import { PaymentStatusEffects } from './payment-status-effects';
 import { workflowTime } from './time';
-import { MERCHANT_NOTIFICATIONS, Notifier, PaymentNotices } from './merchant-notifications';
-import { SIGNED_MESSAGES, trustedStart, untrusted } from './trust';
+import { trustedPaymentInput } from './trust';
 import { versioned } from './versioning';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
@@ -60,33 +31,13 @@ const { initiatePayment } = proxyActivities<PaymentActivities>({
   retry: { maximumAttempts: 1 },
 });
 
-/** Patch: a cancellation request is recorded and the payment still settles, instead of the workflow ending. */
-export const HANDLE_CANCELLATION = 'handle-cancellation';
-
-/** Patch: a payment the provider says it never received fails (`not_sent`) instead of waiting for an operator. */
-const SETTLE_NOT_SENT = 'settle-not-sent';
-
-// Status queries only read, so Temporal may retry them.
-const STATUS_CHECK_OPTIONS = {
+// Status queries only read, so Temporal may retry them; they heartbeat, so a worker that dies mid-check costs
+// seconds, not the 30 s time-out.
+const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
-} as const;
-const { checkPaymentStatus: checkWithoutHeartbeat } = proxyActivities<PaymentActivities>(STATUS_CHECK_OPTIONS);
-const { checkPaymentStatus: checkWithHeartbeat } = proxyActivities<PaymentActivities>({
-  ...STATUS_CHECK_OPTIONS,
   heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
 });
-
-/** Patch: status checks heartbeat, so a worker that dies mid-check costs reconciliation seconds, not 30 s. */
-const STATUS_CHECK_HEARTBEAT = 'status-check-heartbeat';
-
-/** Patch: a callback whose confirming status query failed is asked about again in reconciliation, not ignored. */
-const CONFIRM_IN_RECONCILIATION = 'confirm-in-reconciliation';
-
-/** The status check activity of this run. */
-function checkPaymentStatus() {
-  return patched(STATUS_CHECK_HEARTBEAT) ? checkWithHeartbeat : checkWithoutHeartbeat;
-}
 
 const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
 
@@ -100,27 +51,11 @@ const ACTIVITY_SUMMARY = {
  * One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. It acts only on
  * what the server signed for it: its start message, callbacks and resolutions (see trust.ts).
  */
-export async function paymentWorkflow(message: PaymentMessage | PaymentInput): Promise<PaymentResource> {
-  const signedRun = patched(SIGNED_MESSAGES);
-  const input = signedRun ? trustedInput(message) : (message as PaymentInput);
-  const { paymentId, request } = input;
-  paymentStarted(paymentId, request.type);
-  const reports: Promise<void>[] = [];
-  // The merchant hears of the changes that matter; the hand-offs never hold up the payment (awaited at its end only).
-  const notifier = patched(MERCHANT_NOTIFICATIONS)
-    ? new Notifier(input.merchantId, paymentId, (event) =>
-        state.notificationQueued(event.type, event.id, workflowTime()),
-      )
-    : undefined;
-  const notices = notifier && new PaymentNotices(notifier);
-  const state: PaymentState = new PaymentState(input, (status) => {
-    publishStatus(state);
-    paymentStatusChanged(paymentId, request.type, status);
-    if (input.batchId && (status === 'needs_review' || isTerminal(status))) {
-      reports.push(reportToBatch(input.batchId, paymentId, status));
-    }
-    notices?.observe(state.resource);
-  });
+export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentResource> {
+  const input = trustedPaymentInput(message);
+  const effects = new PaymentStatusEffects(input);
+  const state = new PaymentState(input, effects);
+
   setHandler(paymentQuery, () => state.resource);
   // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
   setHandler(initiationUpdate, async () => {
@@ -128,88 +63,79 @@ export async function paymentWorkflow(message: PaymentMessage | PaymentInput): P
     return state.resource;
   });
   setHandler(callbackSignal, (callback) => {
-    // A callback handled for the first time now must be signed; those in older histories replay as they ran.
-    if (!patched(SIGNED_MESSAGES)) return state.callbackBeforeSigning(callback as ProviderCallback, workflowTime());
-    const refusal = messageRefusal(callback, 'callback', paymentId);
+    const refusal = messageRefusal(callback, 'callback', input.paymentId);
     if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
-    state.callback((callback as unknown as Signed<ProviderCallback>).body, workflowTime());
+    state.callback(callback.body, workflowTime());
     // A late callback that contradicts the outcome is news to the merchant.
-    notices?.observe(state.resource);
+    effects.paymentChanged(state);
   });
   setHandler(
     resolveUpdate,
     (resolution) => {
-      // Validators do not run on replay: an unsigned resolution here is one recorded before signing.
-      state.resolve(messageBody(resolution), workflowTime());
+      state.resolve(resolution.body, workflowTime());
       return state.resource;
     },
     {
       validator: (resolution) => {
-        const refusal = messageRefusal(resolution, 'resolution', paymentId) ?? state.resolveRefusal();
+        const refusal = messageRefusal(resolution, 'resolution', input.paymentId) ?? state.resolveRefusal();
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotResolvable');
       },
     },
   );
-
   // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation no worker has
-  // started yet is called off, and everything after the initiation runs on to the payment's settlement.
-  const handlesCancellation = patched(HANDLE_CANCELLATION);
-  if (handlesCancellation) {
-    void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
-  }
-  await initiate(state, signedRun ? (message as PaymentMessage) : legacyOrder(input), input, handlesCancellation);
-  // A card payment's redirect arrives with the acknowledgement, after the status became pending.
-  notices?.observe(state.resource);
-  const settling = () => settle(state, input, reports, notifier);
-  if (handlesCancellation) await CancellationScope.nonCancellable(settling);
-  else await settling();
-  return state.resource;
-}
+  // started yet is called off, and everything after the initiation runs on to the payment's outcome.
+  void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
 
-/** From the initiation's answer to the outcome, the late-callback window, the batch report and the notifications. */
-async function settle(
-  state: PaymentState,
-  input: PaymentInput,
-  reports: Promise<void>[],
-  notifier: Notifier | undefined,
-): Promise<void> {
-  const { paymentId, request } = input;
-  const { callbackTimeoutMs, lateCallbackWindowMs } = input.timing;
-  const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
-  if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
-    state.timedOut(callbackTimeoutMs, workflowTime());
-    await reconcile(state, input);
-    reconciliationEnded(paymentId, request.type, state.terminal ? state.status : 'needs_review');
-  }
-  if (state.neverReachedProvider && patched(SETTLE_NOT_SENT)) state.notSent(workflowTime());
-  if (!state.terminal) {
-    state.needsReview('reconciliation could not settle the payment', workflowTime());
-    await waitForOutcome(state, input, undefined, 'wait for an operator');
-  }
-  // The first outcome is final, but a provider may still call back; stay a while to record what it says.
-  if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
-  await Promise.all(reports);
-  await notifier?.drained();
-  await condition(allHandlersFinished);
+  await initiate(state, message, input);
+  // A card payment's redirect arrives with the acknowledgement, after the status became pending.
+  effects.paymentChanged(state);
+  await CancellationScope.nonCancellable(async () => {
+    await awaitOutcome(state, input, effects);
+    // The first outcome is final, but a provider may still call back; stay a while to record what it says.
+    const { lateCallbackWindowMs } = input.timing;
+    if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
+    await effects.finished();
+    await condition(allHandlersFinished);
+  });
+  return state.resource;
 }
 
 // Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).
 setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
 
-/** The payment's input from its signed start message; anything else ends the workflow before it sends anything. */
-function trustedInput(message: unknown): PaymentInput {
-  const info = workflowInfo();
-  const refused = { key: SearchAttributes.status, value: 'failed' };
-  if (isSigned(message) && message.kind === 'batch-item') {
-    const order = trustedStart<BatchItemOrder>(message, 'batch-item', 'the payment input', refused).body;
-    // Only the batch it was signed for may start an item: a copy started from outside has no parent.
-    if (!order.batchId || info.parent?.workflowId !== order.batchId) {
-      upsertSearchAttributes([refused]);
-      throw untrusted('the payment input', `it is an item of ${order.batchId}, which did not start it`);
-    }
-    return batchItemInput(order, info.startTime);
+/** Sends the signed start message upstream once (the activity checks it again) and records the provider's verdict. */
+async function initiate(state: PaymentState, message: PaymentMessage, input: PaymentInput): Promise<void> {
+  try {
+    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message]);
+    state.initiated(ack, workflowTime());
+  } catch (err) {
+    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
+    if (isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
+    const { verdict, failure, message: reason } = activityFailure(err, 'unknown');
+    if ((verdict === 'rejected' || verdict === 'untrusted') && failure)
+      state.initiationRejected(failure, workflowTime());
+    else if (verdict === 'not_sent') state.initiationNotSent(reason, workflowTime());
+    else state.initiationUnknown(reason, workflowTime());
   }
-  return trustedStart<PaymentInput>(message, 'payment', 'the payment input', refused).body;
+}
+
+/**
+ * From the initiation's answer to the outcome: the callback, else reconciliation, else an operator. A provider that
+ * never received the payment fails it (`not_sent`).
+ */
+async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
+  const { callbackTimeoutMs } = input.timing;
+  const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
+  if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
+    state.timedOut(callbackTimeoutMs, workflowTime());
+    await reconcile(state, input, effects);
+    effects.reconciliationEnded(state);
+  }
+  if (state.neverReachedProvider) state.notSent(workflowTime());
+  if (!state.terminal) {
+    state.needsReview('reconciliation could not settle the payment', workflowTime());
+    await waitForOutcome(state, input, undefined, 'wait for an operator');
+  }
 }
 
 /**
@@ -242,73 +168,21 @@ async function waitForOutcome(
 async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
   try {
-    const check = await checkPaymentStatus().executeWithOptions({ summary: 'confirm callback' }, [
+    const check = await checkPaymentStatus.executeWithOptions({ summary: 'confirm callback' }, [
       { paymentId: input.paymentId, type: input.request.type, transactionId },
     ]);
     state.confirmation(callback, check, workflowTime());
   } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    const error = { error: cause instanceof Error ? cause.message : 'failed' };
-    state.confirmation(callback, error, workflowTime(), patched(CONFIRM_IN_RECONCILIATION));
+    state.confirmation(callback, { error: activityFailure(err).message }, workflowTime());
   }
 }
 
-async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | Outcome): Promise<void> {
-  try {
-    // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
-    await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
-    );
-  } catch {
-    // The batch has closed (a resolution after it completed); the payment itself remains the record.
-  }
-}
-
-function publishStatus(state: PaymentState): void {
-  upsertSearchAttributes([{ key: SearchAttributes.status, value: state.status }]);
-  setCurrentDetails(paymentCurrentDetails(state.resource));
-}
-
-/** What runs recorded before signing handed the initiation (the activity now refuses it: nothing signed it). */
-function legacyOrder(input: PaymentInput): InitiationOrder {
-  return { paymentId: input.paymentId, request: input.request, callbackUrl: input.callbackUrl ?? '' };
-}
-
-/** `order` is what the activity checks before it sends anything: the signed start message. */
-async function initiate(
-  state: PaymentState,
-  order: InitiationOrder,
-  input: PaymentInput,
-  handlesCancellation: boolean,
-): Promise<void> {
-  try {
-    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [order]);
-    state.initiated(ack, workflowTime());
-  } catch (err) {
-    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
-    if (handlesCancellation && isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    const failure = cause instanceof ApplicationFailure ? (cause.details?.[0] as Failure | undefined) : undefined;
-    const type = cause instanceof ApplicationFailure ? cause.type : undefined;
-    if ((type === FailureTypes.rejected || type === FailureTypes.untrusted) && failure) {
-      state.initiationRejected(failure, workflowTime());
-    } else if (type === FailureTypes.unreachable) {
-      state.initiationRejected(
-        { code: 'provider_unreachable', message: cause?.message ?? 'unreachable' },
-        workflowTime(),
-      );
-    } else {
-      state.initiationUnknown(cause?.message ?? (err instanceof Error ? err.message : 'unknown'), workflowTime());
-    }
-  }
-}
-
-async function reconcile(state: PaymentState, input: PaymentInput): Promise<void> {
+async function reconcile(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
   const deadline = workflowTime().getTime() + input.timing.reconcileForMs;
   let interval = input.timing.reconcileIntervalMs;
   for (let attempt = 1; !state.terminal; attempt++) {
     try {
-      const check = await checkPaymentStatus().executeWithOptions({ summary: `status check ${attempt}` }, [
+      const check = await checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}` }, [
         { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
       ]);
       if (check === null) {
@@ -319,10 +193,9 @@ async function reconcile(state: PaymentState, input: PaymentInput): Promise<void
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
-      setCurrentDetails(paymentCurrentDetails(state.resource));
+      effects.paymentChanged(state);
     } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : err;
-      state.statusChecked(attempt, { error: cause instanceof Error ? cause.message : 'failed' }, workflowTime());
+      state.statusChecked(attempt, { error: activityFailure(err).message }, workflowTime());
     }
     const remaining = deadline - workflowTime().getTime();
     if (state.terminal || remaining <= 0) return;

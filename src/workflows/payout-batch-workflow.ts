@@ -9,7 +9,6 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -20,12 +19,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
-import { itemOrder } from '../domain/batch-model';
 import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
-import { isSigned, messageBody, messageRefusal } from '../domain/signed';
+import { messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
-import type { PaymentInput } from '../domain/payment-model';
+import { batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
 import { BatchState } from './batch-state';
 import {
@@ -37,24 +35,17 @@ import {
   releaseItemsSignal,
 } from './definitions';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
-import { HANDLE_CANCELLATION, paymentWorkflow } from './payment-workflow';
+import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
-import { SIGNED_MESSAGES, trustedStart } from './trust';
+import { trustedBatchInput } from './trust';
 import { versioned } from './versioning';
-import { MERCHANT_NOTIFICATIONS, Notifier } from './merchant-notifications';
+import { Notifier } from './merchant-notifications';
 
 // Reading a page or describing items only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
 const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
 });
-
-/**
- * Patch: the batch asks after items in flight that have not reported for a whole interval (a report lost, an item's
- * workflow terminated), and a batch that waits continues as new once its run is long.
- */
-export const ITEM_CHECK = 'batch-item-check';
-const DEFAULT_ITEM_CHECK_MS = 5 * 60_000;
 
 interface Page {
   index: number;
@@ -65,13 +56,10 @@ interface Page {
  * A payout batch: runs each item as its own payment workflow, at most `concurrency` at a time, and counts how they
  * end. Continues as new before its history grows long, carrying only counters and the items in flight.
  */
-export async function payoutBatchWorkflow(
-  message: Signed<BatchInput> | BatchInput,
-  carry?: BatchCarry,
-): Promise<BatchProgress> {
-  const input = batchInput(message);
+export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
+  const input = trustedBatchInput(message);
   const state = new BatchState(input, carry, workflowTime());
-  const notifier = patched(MERCHANT_NOTIFICATIONS) ? new Notifier(input.merchantId, input.batchId) : undefined;
+  const notifier = new Notifier(input.merchantId, input.batchId);
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   const counted = (report: ItemSettled) => {
@@ -80,7 +68,7 @@ export async function payoutBatchWorkflow(
     // Progress is told about ten times per batch (every 10 % of its items, at least 10 items apart), never per item.
     const progress = state.progress();
     const step = progressStep(progress);
-    if (notifier && step > toldStep && itemsDone(progress) < progress.total.count) {
+    if (step > toldStep && itemsDone(progress) < progress.total.count) {
       toldStep = step;
       notifier.emit('batch.progress', progress);
     }
@@ -89,8 +77,7 @@ export async function payoutBatchWorkflow(
   setHandler(
     batchControlUpdate,
     (control) => {
-      // Validators do not run on replay: an unsigned action here is one recorded before signing.
-      state.apply(messageBody(control));
+      state.apply(control.body);
       publish(state);
       return state.progress();
     },
@@ -104,22 +91,15 @@ export async function payoutBatchWorkflow(
     },
   );
   publish(state);
-  const checking = patched(ITEM_CHECK);
-  if (checking) {
-    const everyMs = input.itemCheckMs ?? DEFAULT_ITEM_CHECK_MS;
-    void CancellationScope.nonCancellable(() => askAfterQuietItems(state, everyMs, counted));
-  }
+  void CancellationScope.nonCancellable(() => askAfterQuietItems(state, input.itemCheckMs, counted));
 
   // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
-  if (patched(HANDLE_CANCELLATION)) {
-    void CancellationScope.current().cancelRequested.catch(() => {
-      if (state.refusal('cancel')) return;
-      state.apply('cancel');
-      publish(state);
-    });
-    return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, checking));
-  }
-  return await runItems(message, input, state, notifier, checking);
+  void CancellationScope.current().cancelRequested.catch(() => {
+    if (state.refusal('cancel')) return;
+    state.apply('cancel');
+    publish(state);
+  });
+  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier));
 }
 
 /**
@@ -157,16 +137,15 @@ async function askAfterQuietItems(
 
 /** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
 async function runItems(
-  message: Signed<BatchInput> | BatchInput,
+  message: Signed<BatchInput>,
   input: BatchInput,
   state: BatchState,
-  notifier: Notifier | undefined,
-  checking: boolean,
+  notifier: Notifier,
 ): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
-      await notifier?.drained();
+      await notifier.drained();
       await condition(allHandlersFinished);
       return await continueAsNew<typeof payoutBatchWorkflow>(message, state.carry());
     }
@@ -177,7 +156,7 @@ async function runItems(
     const free = state.freeSlots;
     if (free === 0 || !page) {
       // With the item check's timers, a batch that waits long grows its history: it continues as new here too.
-      await condition(() => state.freeSlots > 0 || state.drained || (checking && runIsLong(input)));
+      await condition(() => state.freeSlots > 0 || state.drained || runIsLong(input));
       continue;
     }
     const offset = state.nextIndex - page.index * input.pageSize;
@@ -189,26 +168,15 @@ async function runItems(
   const notStarted = await referencesFrom(input, state.nextIndex);
   state.finish(workflowTime(), notStarted);
   publish(state);
-  notifier?.emit('batch.completed', state.progress());
-  await notifier?.drained();
+  notifier.emit('batch.completed', state.progress());
+  await notifier.drained();
   await condition(allHandlersFinished);
   return state.progress();
 }
 
-// Auto-upgrade: a batch runs for days and moves to each new build, so its changes go behind patched().
+// Auto-upgrade: a batch runs for days and moves to each new build, so from 1.0 on its changes go behind patched()
+// (src/workflows/patches.ts).
 setWorkflowOptions(versioned('AUTO_UPGRADE'), payoutBatchWorkflow);
-
-/**
- * The batch's input from its signed start message; anything else ends the workflow before it starts an item. A run
- * continued from an earlier one carries the message that run checked (no client can start a continued run).
- */
-function batchInput(message: Signed<BatchInput> | BatchInput): BatchInput {
-  if (workflowInfo().continuedFromExecutionRunId || !patched(SIGNED_MESSAGES)) {
-    return messageBody(message);
-  }
-  const refused = { key: SearchAttributes.batchStatus, value: 'refused' };
-  return trustedStart<BatchInput>(message, 'batch', 'the batch input', refused).body;
-}
 
 function runIsLong(input: BatchInput): boolean {
   const info = workflowInfo();
@@ -225,22 +193,14 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
 }
 
 async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
-  const { paymentId, request } = itemOrder(item);
-  const payment: PaymentInput = {
-    paymentId,
-    merchantId: input.merchantId,
-    request,
-    createdAt: workflowTime().toISOString(),
-    timing: input.timing,
-    batchId: input.batchId,
-    ...('callbackUrl' in item ? { callbackUrl: item.callbackUrl } : {}),
-  };
+  const { paymentId, request } = item.body;
+  const payment = batchItemInput(item.body, workflowTime());
   state.started(paymentId, toMinorUnits(request.amount));
   try {
     // The item goes as the server signed it; the payment checks that signature and that this batch started it.
     await startChild(paymentWorkflow, {
       workflowId: paymentId,
-      args: [isSigned(item) ? item : payment],
+      args: [item],
       // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -264,7 +224,7 @@ async function referencesFrom(input: BatchInput, index: number): Promise<string[
       pageId(input, p),
     ]);
     const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
-    references.push(...items.slice(from).map((item) => itemOrder(item).request.reference));
+    references.push(...items.slice(from).map((item) => item.body.request.reference));
     await release(pageId(input, p));
   }
   return references;
