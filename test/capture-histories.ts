@@ -29,6 +29,7 @@ import { signMessage } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
 import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
+import { idleHistory } from '../scripts/bench/history';
 import { waitForBatch } from './support/batches';
 import { paymentRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
@@ -450,28 +451,6 @@ async function save(client: Client, capture: Capture): Promise<string[]> {
       return file;
     }),
   );
-}
-
-const { EventType } = temporal.api.enums.v1;
-const TASK_EVENTS = new Set([
-  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
-]);
-
-/** A run's history once no workflow task is pending, so that the replayer meets it as a worker would. */
-async function idleHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const tasks = (history.events ?? []).filter((e) => e.eventType && TASK_EVENTS.has(e.eventType));
-    const lastTask = tasks[tasks.length - 1];
-    if (!lastTask || lastTask.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return history;
-    if (Date.now() > deadline) throw new Error(`${workflowId} kept a workflow task pending for 30 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** `paymentWorkflow, 31 events, completed` and the like. */
