@@ -174,7 +174,7 @@ async function runItems(
   return state.progress();
 }
 
-// Auto-upgrade: a batch runs for days and moves to each new build, so from 1.0 on its changes go behind patched()
+// Auto-upgrade: a batch runs for days and moves to each new build, so from 1.0 on its changes go behind a patch
 // (src/workflows/patches.ts).
 setWorkflowOptions(versioned('AUTO_UPGRADE'), payoutBatchWorkflow);
 
