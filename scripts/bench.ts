@@ -72,6 +72,10 @@ async function main(): Promise<number> {
         name: 'half load twin signal → completion p50 / p99',
         value: `${fixed(percentile(open.twinSignalToEnd, 0.5))} / ${fixed(percentile(open.twinSignalToEnd, 0.99))} ms`,
       },
+      {
+        name: 'history events per payment (callback after ack) / twin',
+        value: `${fixed(open.paymentEvents)} (+5 at close) / ${fixed(open.twinEvents)}`,
+      },
       { name: 'worker RSS at start', value: `${fixed(startRss)} MB` },
       {
         name: `worker RSS, ${waiting.count} waiting (peak)`,

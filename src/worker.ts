@@ -3,7 +3,7 @@ import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } fro
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
-import { createProviderClient } from './provider';
+import { createProviderClient } from './provider/provider-client';
 import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';

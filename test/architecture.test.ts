@@ -37,11 +37,11 @@ describe('layer rules', () => {
       'src/workflows',
       [
         "import { readFileSync } from 'node:fs';",
-        "import { ProviderError } from '../provider';",
+        "import { ProviderError } from '../provider/provider-errors';",
         "import { Client } from '@temporalio/client';",
         "import { createPaymentActivities } from '../activities/payment-activities';",
         "import type { PaymentActivities } from '../activities/payment-activities';",
-        "import { isTerminal } from '../domain/payment';",
+        "import { isTerminal } from '../domain/payment-model';",
         "import { paymentQuery } from './definitions';",
         "import { proxyActivities } from '@temporalio/workflow';",
         "import { ApplicationFailure } from '@temporalio/common';",
@@ -53,10 +53,10 @@ describe('layer rules', () => {
     );
     assert.deepEqual(
       [...found.keys()].sort(),
-      ['../activities/payment-activities', '../provider', '@temporalio/client', 'node:fs'].sort(),
+      ['../activities/payment-activities', '../provider/provider-errors', '@temporalio/client', 'node:fs'].sort(),
     );
     assert.match(found.get('node:fs') ?? '', /workflows import only @temporalio\/workflow/);
-    assert.match(found.get('../provider') ?? '', /workflows import only/);
+    assert.match(found.get('../provider/provider-errors') ?? '', /workflows import only/);
     assert.match(found.get('../activities/payment-activities') ?? '', /by their types only/);
   });
 
@@ -64,16 +64,16 @@ describe('layer rules', () => {
     const found = await restrictedImports(
       'src/sandbox',
       [
-        "import { ProviderError } from '../provider';",
+        "import { ProviderError } from '../provider/provider-errors';",
         "import { parseCallback } from '../provider/callback';",
-        "import { isTerminal } from '../domain/payment';",
+        "import { isTerminal } from '../domain/payment-model';",
         "import { verifySignature } from '../client/notification-signature';",
         'export const used = [ProviderError, parseCallback, isTerminal, verifySignature];',
         '',
       ].join('\n'),
     );
-    assert.deepEqual([...found.keys()].sort(), ['../provider', '../provider/callback']);
-    assert.match(found.get('../provider') ?? '', /the sandbox .* \(never provider\/\)/);
+    assert.deepEqual([...found.keys()].sort(), ['../provider/callback', '../provider/provider-errors']);
+    assert.match(found.get('../provider/provider-errors') ?? '', /the sandbox .* \(never provider\/\)/);
   });
 
   it('keep domain/ free of project code and Node modules', async () => {

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { MockAgent } from 'undici';
 import { BankDirectory } from '../src/banks/directory';
 import type { Bank } from '../src/domain/bank';
-import { createProviderClient, parseBankList, ProviderError } from '../src/provider';
+import { createProviderClient } from '../src/provider/provider-client';
+import { parseBankList } from '../src/provider/provider-banks';
+import { ProviderError } from '../src/provider/provider-errors';
 
 const BASE = 'http://provider.test';
 const config = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BatchInput } from '../src/domain/batch';
+import type { BatchInput } from '../src/domain/batch-model';
 import { BatchState } from '../src/workflows/batch-state';
 
 const input: BatchInput = {
@@ -14,6 +14,7 @@ const input: BatchInput = {
   pageSize: 500,
   concurrency: 2,
   timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  itemCheckMs: 60_000,
   maxRunEvents: 2000,
 };
 const now = new Date('2026-01-01T00:00:01.000Z');

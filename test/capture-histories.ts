@@ -1,8 +1,8 @@
 // `npm run histories:capture` (after `npm run build`): runs every kind of payment and payout batch through an
 // in-process stack on a private dev server and records their workflow histories in test/histories/current, which it
-// replaces; the other folders of test/histories (histories of earlier workflow code) it leaves alone.
-// `-- --freeze <name>` first moves the current set to test/histories/<name>, to keep it once the code changes.
-// test/replay.test.ts replays every set against the workflow code of the day. Payloads stay encrypted with the test keys.
+// replaces. Until 1.0 is frozen, every change to workflow code re-records it in the same commit; `-- --freeze 1.0`
+// then moves the set to test/histories/1.0, kept in CI from then on (docs/development.md#the-replay-corpus).
+// test/replay.test.ts replays the set against the workflow code of the day. Payloads stay encrypted with the test keys.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,8 +15,8 @@ import { request } from 'undici';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { createLogger } from '../src/logging';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { BatchInput } from '../src/domain/batch';
-import type { PaymentStatus } from '../src/domain/payment';
+import type { BatchInput } from '../src/domain/batch-model';
+import type { PaymentStatus } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
 import { SUCCESS_MESSAGE, scenarioFor } from '../src/sandbox/scenarios';
@@ -26,10 +26,10 @@ import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
 import { PAYMENT_WORKFLOW, batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
 import { signMessage } from '../src/crypto/signing';
-import { isSigned } from '../src/domain/signed';
 import type { Signed } from '../src/domain/signed';
 import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
+import { idleHistory } from '../scripts/bench/history';
 import { waitForBatch } from './support/batches';
 import { paymentRequest } from './support/requests';
 import { installTestRuntime } from './support/runtime';
@@ -101,8 +101,8 @@ function freezeName(): string | undefined {
   const flag = process.argv.indexOf('--freeze');
   if (flag < 0) return undefined;
   const name = process.argv[flag + 1] ?? '';
-  if (!/^[a-z0-9][a-z0-9-]{0,40}$/.test(name) || name === 'current') {
-    throw new Error(`--freeze: "${name}" is not a folder name of lowercase letters, digits and dashes`);
+  if (!/^[a-z0-9][a-z0-9.-]{0,40}$/.test(name) || name === 'current') {
+    throw new Error(`--freeze: "${name}" is not a folder name of lowercase letters, digits, dots and dashes`);
   }
   if (existsSync(join(CORPUS, name))) throw new Error(`--freeze: test/histories/${name} exists already`);
   return name;
@@ -384,8 +384,7 @@ async function pagesOf(client: Client, batchId: string): Promise<string[]> {
   const payloads = first.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
   const [payload] = await new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS)).decode(payloads);
   if (!payload) throw new Error(`${batchId} started without input`);
-  const input = defaultPayloadConverter.fromPayload<Signed<BatchInput> | BatchInput>(payload);
-  return (isSigned(input) ? input.body : input).pageIds;
+  return defaultPayloadConverter.fromPayload<Signed<BatchInput>>(payload).body.pageIds;
 }
 
 interface Transaction {
@@ -452,28 +451,6 @@ async function save(client: Client, capture: Capture): Promise<string[]> {
       return file;
     }),
   );
-}
-
-const { EventType } = temporal.api.enums.v1;
-const TASK_EVENTS = new Set([
-  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
-]);
-
-/** A run's history once no workflow task is pending, so that the replayer meets it as a worker would. */
-async function idleHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const tasks = (history.events ?? []).filter((e) => e.eventType && TASK_EVENTS.has(e.eventType));
-    const lastTask = tasks[tasks.length - 1];
-    if (!lastTask || lastTask.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return history;
-    if (Date.now() > deadline) throw new Error(`${workflowId} kept a workflow task pending for 30 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** `paymentWorkflow, 31 events, completed` and the like. */

@@ -9,15 +9,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createClient } from 'redis';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
-import type { InitiationOrder } from '../src/activities/payment-activities';
+import type { PaymentMessage } from '../src/domain/payment-model';
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
-import { FailureTypes } from '../src/domain/payment';
-import type { PaymentInput, ProviderAck } from '../src/domain/payment';
+import { FailureTypes } from '../src/domain/payment-model';
+import type { PaymentInput, ProviderAck } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
-import { createProviderClient } from '../src/provider';
-import type { ProviderClient } from '../src/provider';
+import { createProviderClient } from '../src/provider/provider-client';
+import type { ProviderClient } from '../src/provider/provider-client';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { vaultKey } from '../src/vault/card-vault';
@@ -128,9 +128,9 @@ describe('card vault', () => {
     const initiate = (order: Awaited<ReturnType<typeof orderFor>>) => {
       const workflowExecution = { workflowId: order.body.paymentId, runId: 'run-1' };
       return new MockActivityEnvironment({ workflowExecution }).run<
-        [InitiationOrder],
+        [PaymentMessage],
         ProviderAck,
-        (what: InitiationOrder) => Promise<ProviderAck>
+        (what: PaymentMessage) => Promise<ProviderAck>
       >((what) => activities.initiatePayment(what), order);
     };
     const [back, down] = [await orderFor('vault-back'), await orderFor('vault-down')];

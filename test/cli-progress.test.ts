@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ITEM_STAGES } from '../src/domain/batch';
-import type { BatchProgress, ItemStage, Tally } from '../src/domain/batch';
+import { ITEM_STAGES } from '../src/domain/batch-model';
+import type { BatchProgress, ItemStage, Tally } from '../src/domain/batch-model';
 import { RateMeter, progressLine } from '../src/cli/progress';
 
 function batch(counts: Partial<Record<ItemStage, number>>, total = 1000): BatchProgress {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
+import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
 import type { PaymentType } from '../src/domain/requests';
 import { startCluster } from '../src/local/cluster-launcher';
 import type { Cluster } from '../src/local/cluster-launcher';

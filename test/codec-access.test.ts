@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { ConfigError, parseConfig } from '../src/config/config-loading';
 import { serverSchema } from '../src/config/process-settings';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { signCodecToken } from '../src/crypto/codec-tokens';
 import { ops } from './support/ops';
 import { paymentRequest, postCodec } from './support/requests';

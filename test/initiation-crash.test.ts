@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { after, before, it } from 'node:test';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { freePort } from '../src/local/free-port';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { waitUntil } from '../src/local/wait-until';

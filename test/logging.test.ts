@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { freePort } from '../src/local/free-port';
 import { spawnEntry } from './support/process';
 import type { EntryProcess } from './support/process';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
@@ -47,9 +47,9 @@ function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation 
     'provider initiate ok': w(`${WorkerMetrics.providerDuration}_count`, { operation: 'initiate', outcome: 'ok' }),
     'provider initiate rejected': w(`${WorkerMetrics.providerDuration}_count`, {
       operation: 'initiate',
-      outcome: 'definite_rejection',
+      outcome: 'rejected',
     }),
-    'provider errors definite_rejection': w(WorkerMetrics.providerErrors, { classification: 'definite_rejection' }),
+    'provider errors rejected': w(WorkerMetrics.providerErrors, { classification: 'rejected' }),
     'provider status ok':
       w(`${WorkerMetrics.providerDuration}_count`, { operation: 'status', outcome: 'ok' }) - statusChecks,
     'callbacks accepted': total(s.server, ServerMetrics.callbacks, { result: 'accepted', reason: 'accepted' }),
@@ -133,7 +133,7 @@ it('the counters move by exactly the payments, callbacks and provider calls of a
     'reconciled to needs_review': 1,
     'provider initiate ok': 4,
     'provider initiate rejected': 1,
-    'provider errors definite_rejection': 1,
+    'provider errors rejected': 1,
     'provider status ok': 0,
     'callbacks accepted': 3,
     'callbacks rejected bad_token': 1,

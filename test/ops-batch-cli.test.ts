@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { BatchProgress } from '../src/domain/batch';
+import type { BatchProgress } from '../src/domain/batch-model';
 import { batchBody } from './support/batches';
 import { ops } from './support/ops';
 import { uniqueReference } from './support/requests';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import type { HistoryStep } from '../src/payments/workflow-history';
 import type { PaymentSummary } from '../src/payments/payments';
 import { freePort } from '../src/local/free-port';

@@ -3,19 +3,19 @@ import { describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
-import type { InitiationOrder, PaymentActivities } from '../src/activities/payment-activities';
+import type { PaymentActivities } from '../src/activities/payment-activities';
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
-import { FailureTypes } from '../src/domain/payment';
-import type { ProviderAck } from '../src/domain/payment';
-import { ProviderError } from '../src/provider';
-import type { ProviderClient } from '../src/provider';
+import { FailureTypes } from '../src/domain/payment-model';
+import type { PaymentMessage, ProviderAck } from '../src/domain/payment-model';
+import { ProviderError } from '../src/provider/provider-errors';
+import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
 import { detachCard } from '../src/vault/card-data';
 import { createMemoryVault } from '../src/vault/card-vault';
 import type { CardVault } from '../src/vault/card-vault';
-import type { StoredPaymentRequest } from '../src/domain/payment';
+import type { StoredPaymentRequest } from '../src/domain/payment-model';
 import { paymentRequest, storedRequest } from './support/requests';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
@@ -46,9 +46,9 @@ function checkStatus(activities: PaymentActivities, input: Parameters<PaymentAct
 }
 
 /** Runs the initiation as Temporal would, inside the payment's workflow. */
-function initiate(activities: PaymentActivities, what: InitiationOrder, workflowId = PAYMENT_ID) {
+function initiate(activities: PaymentActivities, what: PaymentMessage, workflowId = PAYMENT_ID) {
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run-1' } });
-  return env.run((order: InitiationOrder) => activities.initiatePayment(order), what);
+  return env.run((order: PaymentMessage) => activities.initiatePayment(order), what);
 }
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
@@ -73,23 +73,21 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 describe('payment activities', () => {
-  it('turn each classification into one non-retryable ApplicationFailure type', async () => {
+  it('turn each verdict into one non-retryable ApplicationFailure type', async () => {
     const cases = [
-      ['definite_rejection', FailureTypes.rejected],
-      ['ambiguous', FailureTypes.unknown],
-      ['safe_to_retry', FailureTypes.unreachable],
+      ['rejected', FailureTypes.rejected],
+      ['unknown', FailureTypes.unknown],
+      ['not_sent', FailureTypes.not_sent],
     ] as const;
-    for (const [classification, type] of cases) {
+    for (const [verdict, type] of cases) {
       const provider = fakeProvider({
         initiate: () =>
-          Promise.reject(
-            new ProviderError('boom', { classification, httpStatus: 400, providerMessage: 'Account closed' }),
-          ),
+          Promise.reject(new ProviderError('boom', { verdict, httpStatus: 400, providerMessage: 'Account closed' })),
       });
       const failure = await failureOf(initiate(activitiesWith(provider), input));
       assert.equal(failure.type, type);
       assert.equal(failure.nonRetryable, true);
-      if (classification === 'definite_rejection') {
+      if (verdict === 'rejected') {
         assert.deepEqual(failure.details?.[0], { code: 'http_400', message: 'Account closed' });
       }
     }
@@ -121,18 +119,18 @@ describe('payment activities', () => {
   });
 
   it('a failed status query is retryable unless the provider definitely refused it', async () => {
-    const activities = (classification: 'ambiguous' | 'definite_rejection') =>
+    const activities = (verdict: 'unknown' | 'rejected') =>
       activitiesWith(
         fakeProvider({
-          checkStatus: () => Promise.reject(new ProviderError('status query failed', { classification })),
+          checkStatus: () => Promise.reject(new ProviderError('status query failed', { verdict })),
         }),
       );
     const transient = await failureOf(
-      checkStatus(activities('ambiguous'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
+      checkStatus(activities('unknown'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
     assert.equal(transient.nonRetryable, false);
     const refused = await failureOf(
-      checkStatus(activities('definite_rejection'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
+      checkStatus(activities('rejected'), { paymentId: 'p', type: 'card_payment', transactionId: '1' }),
     );
     assert.equal(refused.nonRetryable, true);
   });
@@ -183,11 +181,12 @@ describe('payment activities', () => {
       },
     });
     const activities = activitiesWith(provider);
+    // An unsigned order, as someone who can reach Temporal but holds no keys would hand it.
     const plain = {
       paymentId: PAYMENT_ID,
       request: storedRequest('bank_credit', '00', 'r1'),
       callbackUrl: 'http://evil',
-    };
+    } as unknown as PaymentMessage;
     const tampered = { ...input, body: { ...input.body, request: storedRequest('bank_credit', '00', 'evil') } };
     const forged = signMessage(
       parseKeyring(`s9:${Buffer.alloc(32, 8).toString('base64')}`),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
+import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
 import { OPERATOR_KEY, startStack } from './support/stack';

@@ -5,8 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PaymentActivities, StatusCheckInput } from '../src/activities/payment-activities';
-import { FailureTypes } from '../src/domain/payment';
-import type { PaymentInput, ProviderAck, StatusCheck } from '../src/domain/payment';
+import { FailureTypes } from '../src/domain/payment-model';
+import type { PaymentInput, ProviderAck, StatusCheck } from '../src/domain/payment-model';
 import { callbackSignal, paymentQuery, resolveUpdate } from '../src/workflows/definitions';
 import { PAYMENT_WORKFLOW } from '../src/domain/ids';
 import type { paymentWorkflow } from '../src/workflows';
@@ -16,7 +16,7 @@ import { installTestRuntime } from './support/runtime';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
-import type { ProviderCallback } from '../src/domain/payment';
+import type { ProviderCallback } from '../src/domain/payment-model';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
 
@@ -197,13 +197,9 @@ describe('payment workflow (time-skipping)', () => {
       await handle.signal(callbackSignal, callback(id, { transactionId: '99' }));
       await handle.signal(callbackSignal, callback(id, { amount: 1000 }));
       await handle.signal(callbackSignal, callback('ts-other', {}));
-      await handle.signal(callbackSignal, {
-        state: 'succeeded',
-        transactionId: '42',
-        statusCode: '1',
-        message: 'x',
-        amount: 12.5,
-      });
+      // An unsigned value, as a forger without the keys would send it.
+      const unsigned = { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'x', amount: 12.5 };
+      await handle.signal(callbackSignal, unsigned as never);
       // A success without an amount is checked with the provider, which says it is still pending.
       await handle.signal(callbackSignal, callback(id, { amount: null }));
       await env.sleep(1000);

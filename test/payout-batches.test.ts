@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { BatchProgress } from '../src/domain/batch';
-import type { PaymentResource } from '../src/domain/payment';
+import type { BatchProgress } from '../src/domain/batch-model';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { batchBody, waitForBatch } from './support/batches';
 import { paymentRequest, uniqueReference } from './support/requests';
 import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';

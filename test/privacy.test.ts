@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { createClient } from 'redis';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { PaymentInput, PaymentResource } from '../src/domain/payment';
+import type { PaymentInput, PaymentResource } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
 import { loggerOptions } from '../src/http/app';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCallback, providerState } from '../src/provider';
+import { parseCallback } from '../src/provider/callback';
+import { providerState } from '../src/provider/codes';
 
 void describe('provider codes', () => {
   void it('maps the one table and leaves everything else unknown', () => {

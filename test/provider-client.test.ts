@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { errors, MockAgent } from 'undici';
 import type { MobileMoneyDebitRequest, CardPaymentRequest, BankCreditRequest } from '../src/domain/requests';
-import { createProviderClient, ProviderError, type ProviderClient, type ProviderConfig } from '../src/provider';
-import { classifyTransportError } from '../src/provider/errors';
+import { createProviderClient, type ProviderClient, type ProviderConfig } from '../src/provider/provider-client';
+import { ProviderError } from '../src/provider/provider-errors';
+import { classifyTransportError } from '../src/provider/provider-errors';
 
 const BASE = 'http://provider.test';
 const MM = 'http://mm.provider.test';
@@ -243,23 +244,23 @@ void describe('wire encodings and acknowledgements', () => {
   });
 });
 
-void describe('error classification', () => {
+void describe('the verdict of a failed exchange', () => {
   for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']) {
-    void it(`${code}: safe_to_retry`, async () => {
+    void it(`${code}: not_sent`, async () => {
       const { mm, client } = setup();
       mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(codeError(code));
       const err = await failure(initiateMobileMoney(client));
-      assert.equal(err.classification, 'safe_to_retry');
+      assert.equal(err.verdict, 'not_sent');
       assert.equal(err.errorCode, code);
       assert.equal(err.attempts, 1);
     });
   }
 
-  void it('connect timeout: safe_to_retry', async () => {
+  void it('connect timeout: not_sent', async () => {
     const { mm, client } = setup();
     mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(new errors.ConnectTimeoutError());
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'safe_to_retry');
+    assert.equal(err.verdict, 'not_sent');
     assert.equal(err.errorCode, 'UND_ERR_CONNECT_TIMEOUT');
   });
 
@@ -276,23 +277,23 @@ void describe('error classification', () => {
     ['unrecognised code', () => codeError('ETIMEDOUT')],
   ];
   for (const [name, make] of afterSent) {
-    void it(`${name}: ambiguous and never retried`, async () => {
+    void it(`${name}: unknown and never retried`, async () => {
       const { mm, client, sleeps } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).replyWithError(make());
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
       const err = await failure(initiateMobileMoney(client));
-      assert.equal(err.classification, 'ambiguous');
+      assert.equal(err.verdict, 'unknown');
       assert.equal(err.attempts, 1);
       assert.deepEqual(sleeps, []);
     });
   }
 
   for (const status of [400, 401, 403, 404, 409, 422]) {
-    void it(`HTTP ${status}: definite_rejection`, async () => {
+    void it(`HTTP ${status}: rejected`, async () => {
       const { mm, client } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(status, { message: `nope ${status}` });
       const err = await failure(initiateMobileMoney(client));
-      assert.equal(err.classification, 'definite_rejection');
+      assert.equal(err.verdict, 'rejected');
       assert.equal(err.httpStatus, status);
       assert.equal(err.providerMessage, `nope ${status}`);
       assert.equal(err.attempts, 1);
@@ -307,7 +308,7 @@ void describe('error classification', () => {
       errors: { accountNumber: ['is not a valid account number'] },
     });
     const err = await failure(client.initiate({ paymentId: 'pay_3', request: bank, callbackUrl: CALLBACK }));
-    assert.equal(err.classification, 'definite_rejection');
+    assert.equal(err.verdict, 'rejected');
     assert.equal(err.providerCode, 'E_ACCOUNT');
     assert.equal(err.providerMessage, 'invalid account; accountNumber: is not a valid account number');
     assert.match(err.message, /HTTP 400: invalid account/);
@@ -320,18 +321,18 @@ void describe('error classification', () => {
       `<html><body><h1>Unauthorized</h1>${'x'.repeat(900)}`,
     );
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'definite_rejection');
+    assert.equal(err.verdict, 'rejected');
     assert.ok(err.providerMessage?.startsWith('Unauthorized'));
     assert.ok((err.providerMessage?.length ?? 0) <= 300);
   });
 
   for (const status of [500, 502, 503, 504, 302]) {
-    void it(`HTTP ${status}: ambiguous and never retried`, async () => {
+    void it(`HTTP ${status}: unknown and never retried`, async () => {
       const { mm, client, sleeps } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(status, 'upstream trouble');
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
       const err = await failure(initiateMobileMoney(client));
-      assert.equal(err.classification, 'ambiguous');
+      assert.equal(err.verdict, 'unknown');
       assert.equal(err.httpStatus, status);
       assert.equal(err.attempts, 1);
       assert.deepEqual(sleeps, []);
@@ -345,36 +346,33 @@ void describe('error classification', () => {
     ['transaction without a status', '{"transaction":{"id":5}}'],
     ['unsafe numeric id', '{"transaction":{"id":12345678901234567890,"status":"2"}}'],
   ] as const) {
-    void it(`HTTP 200 whose body is ${name}: ambiguous (it may have been created)`, async () => {
+    void it(`HTTP 200 whose body is ${name}: unknown (it may have been created)`, async () => {
       const { mm, client } = setup({ safeRetries: 3 });
       mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, body);
       const err = await failure(initiateMobileMoney(client));
-      assert.equal(err.classification, 'ambiguous');
+      assert.equal(err.verdict, 'unknown');
       assert.equal(err.httpStatus, 200);
       assert.equal(err.attempts, 1);
     });
   }
 
-  void it('HTTP 200 with the ack of another operation type is ambiguous', async () => {
+  void it('HTTP 200 with the ack of another operation type is unknown', async () => {
     const { base, client } = setup();
     base.intercept({ path: '/api/custom/transactions/partner/credits/banks', method: 'POST' }).reply(200, mmAck);
     const err = await failure(client.initiate({ paymentId: 'pay_3', request: bank, callbackUrl: CALLBACK }));
-    assert.equal(err.classification, 'ambiguous');
+    assert.equal(err.verdict, 'unknown');
   });
 
   void it('happy-eyeballs attempts are safe only when every attempt never connected', () => {
     const refused = new AggregateError([codeError('ECONNREFUSED'), codeError('ECONNREFUSED')]);
-    assert.equal(
-      classifyTransportError(Object.assign(refused, { code: 'ECONNREFUSED' })).classification,
-      'safe_to_retry',
-    );
+    assert.equal(classifyTransportError(Object.assign(refused, { code: 'ECONNREFUSED' })).verdict, 'not_sent');
     const mixed = new AggregateError([codeError('ECONNREFUSED'), codeError('ETIMEDOUT')]);
-    assert.equal(classifyTransportError(Object.assign(mixed, { code: 'ECONNREFUSED' })).classification, 'ambiguous');
+    assert.equal(classifyTransportError(Object.assign(mixed, { code: 'ECONNREFUSED' })).verdict, 'unknown');
     const wrapped = new TypeError('fetch failed', { cause: codeError('ENOTFOUND') });
-    assert.equal(classifyTransportError(wrapped).classification, 'safe_to_retry');
+    assert.equal(classifyTransportError(wrapped).verdict, 'not_sent');
     const resetAfterRefused = Object.assign(codeError('ECONNREFUSED'), { cause: codeError('ECONNRESET') });
-    assert.equal(classifyTransportError(resetAfterRefused).classification, 'ambiguous');
-    assert.equal(classifyTransportError('a string').classification, 'ambiguous');
+    assert.equal(classifyTransportError(resetAfterRefused).verdict, 'unknown');
+    assert.equal(classifyTransportError('a string').verdict, 'unknown');
   });
 });
 
@@ -385,7 +383,7 @@ void describe('retries', () => {
     // A fourth attempt would succeed: it must never be made.
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(200, mmAck);
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'safe_to_retry');
+    assert.equal(err.verdict, 'not_sent');
     assert.equal(err.attempts, 3);
     assert.deepEqual(sleeps, [250, 500]);
     assert.equal(agent.pendingInterceptors().length, 1);
@@ -409,7 +407,7 @@ void describe('retries', () => {
     assert.equal(agent.pendingInterceptors().length, 1);
   });
 
-  void it('HTTP 429: safe_to_retry, honouring Retry-After up to the cap', async () => {
+  void it('HTTP 429: not_sent, honouring Retry-After up to the cap', async () => {
     const { mm, client, sleeps } = setup({ safeRetries: 2 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
       429,
@@ -425,7 +423,7 @@ void describe('retries', () => {
     assert.deepEqual(sleeps, [2000, 5000]);
   });
 
-  void it('HTTP 429 on the last attempt surfaces as safe_to_retry with retryAfterMs', async () => {
+  void it('HTTP 429 on the last attempt surfaces as not_sent with retryAfterMs', async () => {
     const { mm, client } = setup({ safeRetries: 0 });
     mm.intercept({ path: '/api/pay', method: 'POST' }).reply(
       429,
@@ -435,7 +433,7 @@ void describe('retries', () => {
       },
     );
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'safe_to_retry');
+    assert.equal(err.verdict, 'not_sent');
     assert.equal(err.httpStatus, 429);
     assert.equal(err.retryAfterMs, 7000);
     assert.equal(err.providerMessage, 'rate limited');
@@ -461,7 +459,7 @@ void describe('secrets never appear in errors', () => {
       code: TOKEN,
     });
     const err = await failure(cardCall(client));
-    assert.equal(err.classification, 'definite_rejection');
+    assert.equal(err.verdict, 'rejected');
     assert.match(err.providerMessage ?? '', /card \[redacted\] with cvv \[redacted\]/);
     leaks(err);
   });
@@ -565,12 +563,12 @@ void describe('status query', () => {
     base.intercept({ path: '/api/transactions/1', method: 'GET' }).reply(503, 'busy');
     base.intercept({ path: '/api/transactions/1', method: 'GET' }).reply(401, { message: 'bad token' });
     const query = { transactionId: '1', reference: null };
-    assert.equal((await failure(client.checkStatus(query))).classification, 'ambiguous');
-    assert.equal((await failure(client.checkStatus(query))).classification, 'ambiguous');
-    assert.equal((await failure(client.checkStatus(query))).classification, 'ambiguous');
-    assert.equal((await failure(client.checkStatus(query))).classification, 'ambiguous');
+    assert.equal((await failure(client.checkStatus(query))).verdict, 'unknown');
+    assert.equal((await failure(client.checkStatus(query))).verdict, 'unknown');
+    assert.equal((await failure(client.checkStatus(query))).verdict, 'unknown');
+    assert.equal((await failure(client.checkStatus(query))).verdict, 'unknown');
     const rejected = await failure(client.checkStatus(query));
-    assert.equal(rejected.classification, 'definite_rejection');
+    assert.equal(rejected.verdict, 'rejected');
     assert.equal(rejected.providerMessage, 'bad token');
   });
 
@@ -598,19 +596,19 @@ void describe('over real sockets (own keep-alive Agent)', () => {
       { sleep: () => Promise.resolve() },
     );
 
-  void it('a closed port is safe_to_retry and retried', async () => {
+  void it('a closed port is not_sent and retried', async () => {
     const server = createServer();
     const url = await listen(server);
     await stop(server);
     const client = real(url, { safeRetries: 1 });
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'safe_to_retry');
+    assert.equal(err.verdict, 'not_sent');
     assert.equal(err.errorCode, 'ECONNREFUSED');
     assert.equal(err.attempts, 2);
     await client.close();
   });
 
-  void it('no answer in time is ambiguous (headers timeout) and not retried', async () => {
+  void it('no answer in time is unknown (headers timeout) and not retried', async () => {
     let received = 0;
     const server = createServer(() => {
       received++;
@@ -618,25 +616,25 @@ void describe('over real sockets (own keep-alive Agent)', () => {
     const url = await listen(server);
     const client = real(url, { safeRetries: 3 });
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'ambiguous');
+    assert.equal(err.verdict, 'unknown');
     assert.equal(err.errorCode, 'UND_ERR_HEADERS_TIMEOUT');
     assert.equal(received, 1);
     await client.close();
     await stop(server);
   });
 
-  void it('a connection dropped after the request arrived is ambiguous', async () => {
+  void it('a connection dropped after the request arrived is unknown', async () => {
     const server = createServer((req) => req.socket.destroy());
     const url = await listen(server);
     const client = real(url, { safeRetries: 3 });
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'ambiguous');
+    assert.equal(err.verdict, 'unknown');
     assert.equal(err.attempts, 1);
     await client.close();
     await stop(server);
   });
 
-  void it('a body that stalls after a 200 is ambiguous', async () => {
+  void it('a body that stalls after a 200 is unknown', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"transaction":');
@@ -644,7 +642,7 @@ void describe('over real sockets (own keep-alive Agent)', () => {
     const url = await listen(server);
     const client = real(url);
     const err = await failure(initiateMobileMoney(client));
-    assert.equal(err.classification, 'ambiguous');
+    assert.equal(err.verdict, 'unknown');
     assert.equal(err.errorCode, 'UND_ERR_BODY_TIMEOUT');
     await client.close();
     await stop(server);

@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BankCreditRequest } from '../src/domain/requests';
-import {
-  classifyStatus,
-  encodeInitiation,
-  formatAmount,
-  parseAck,
-  ProviderError,
-  providerReference,
-} from '../src/provider';
-import { describeBody } from '../src/provider/errors';
+import { classifyStatus, describeBody, ProviderError } from '../src/provider/provider-errors';
+import { encodeInitiation, formatAmount, parseAck, providerReference } from '../src/provider/wire';
 import { createRedactor } from '../src/provider/redact';
 import { parseRetryAfter, retryDelay } from '../src/provider/retry';
 
@@ -24,7 +17,7 @@ void describe('wire helpers', () => {
     for (const bad of [0, -1, 1.234, Number.NaN, Number.POSITIVE_INFINITY, 1e21]) {
       assert.throws(
         () => formatAmount(bad),
-        (err) => err instanceof ProviderError && err.classification === 'definite_rejection',
+        (err) => err instanceof ProviderError && err.verdict === 'rejected',
       );
     }
   });
@@ -68,9 +61,9 @@ void describe('error helpers', () => {
   void it('classifies HTTP statuses by the one table', () => {
     assert.equal(classifyStatus(200), null);
     assert.equal(classifyStatus(201), null);
-    assert.equal(classifyStatus(429), 'safe_to_retry');
-    for (const s of [400, 401, 403, 404, 408, 409, 422]) assert.equal(classifyStatus(s), 'definite_rejection');
-    for (const s of [100, 301, 302, 500, 502, 503, 504, 600]) assert.equal(classifyStatus(s), 'ambiguous');
+    assert.equal(classifyStatus(429), 'not_sent');
+    for (const s of [400, 401, 403, 404, 408, 409, 422]) assert.equal(classifyStatus(s), 'rejected');
+    for (const s of [100, 301, 302, 500, 502, 503, 504, 600]) assert.equal(classifyStatus(s), 'unknown');
   });
 
   void it('finds the provider reason in the usual places', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch';
-import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment';
-import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment';
+import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch-model';
+import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment-model';
+import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment-model';
 import { toMinorUnits } from '../src/domain/money';
 import { BatchState } from '../src/workflows/batch-state';
 import { PaymentState } from '../src/workflows/payment-state';
@@ -196,7 +196,7 @@ function newPayment(model: PaymentModel): PaymentState {
     createdAt: new Date(Date.UTC(2026, 10, 23)).toISOString(),
     timing: { callbackTimeoutMs: 1000, reconcileForMs: 1000, reconcileIntervalMs: 100, lateCallbackWindowMs: 0 },
   };
-  return new PaymentState(input, (status) => model.statuses.push(status));
+  return new PaymentState(input, { statusChanged: (state) => model.statuses.push(state.status) });
 }
 
 describe('state machines, model-based', () => {
@@ -232,6 +232,7 @@ describe('state machines, model-based', () => {
       pageSize: ITEMS,
       concurrency: 3,
       maxRunEvents: 10_000,
+      itemCheckMs: 60_000,
       timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
     };
     const action = fc.oneof(

@@ -12,7 +12,7 @@ import { CALLBACK_PATH, CALLBACK_ROUTE, CallbackTokens } from '../src/crypto/cal
 import { personalValues } from '../src/domain/personal-data';
 import { callbackSignal } from '../src/workflows/definitions';
 import { waitUntil } from '../src/local/wait-until';
-import { createProviderClient } from '../src/provider';
+import { createProviderClient } from '../src/provider/provider-client';
 import { activeTracing, startTracing, tracingRequested } from '../src/telemetry/tracing';
 import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { createRedisVault } from '../src/vault/redis-vault';

@@ -10,7 +10,7 @@ import { PAYMENT_WORKFLOW } from '../src/domain/ids';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
-import type { PaymentInput, PaymentResource } from '../src/domain/payment';
+import type { PaymentInput, PaymentResource } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { temporalBinary } from '../src/local/binaries';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { PaymentResource } from '../src/domain/payment';
+import type { PaymentResource } from '../src/domain/payment-model';
 import { paymentRequest, uniqueReference } from './support/requests';
 import { startStack, testEnvironment } from './support/stack';
 import type { Stack } from './support/stack';

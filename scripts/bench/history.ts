@@ -98,3 +98,35 @@ export async function signalToCompletion(client: Client, workflowId: string): Pr
     (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
   );
 }
+
+const TASK_EVENTS = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+]);
+
+/** A run's history once no workflow task is pending (as a replayer meets it); fails after 30 s of a pending task. */
+export async function idleHistory(
+  client: Client,
+  workflowId: string,
+  runId?: string,
+): Promise<temporal.api.history.v1.IHistory> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const lastTask = (history.events ?? []).filter((e) => e.eventType && TASK_EVENTS.has(e.eventType)).at(-1);
+    if (!lastTask || lastTask.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return history;
+    if (Date.now() > deadline) throw new Error(`${workflowId} kept a workflow task pending for 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * How many events a workflow's history holds once no workflow task is pending: a twin's to its completion, a
+ * payment's to its late-callback timer (the window's close adds 5: timer fired, one workflow task, completed).
+ */
+export async function idleEventCount(client: Client, workflowId: string): Promise<number> {
+  return (await idleHistory(client, workflowId)).events?.length ?? 0;
+}

@@ -1,4 +1,4 @@
-import type { PaymentResource } from '../../src/domain/payment';
+import type { PaymentResource } from '../../src/domain/payment-model';
 import type { BenchStack } from './stack';
 import { waitForFinalStatus } from './history';
 

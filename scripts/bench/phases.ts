@@ -1,7 +1,7 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
-import type { BatchProgress } from '../../src/domain/batch';
+import type { BatchProgress } from '../../src/domain/batch-model';
 import { CpuMeter } from './cpu';
-import { callbackToFinal, signalToCompletion } from './history';
+import { callbackToFinal, idleEventCount, signalToCompletion } from './history';
 import type { SignalSpan } from './history';
 import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
@@ -98,7 +98,13 @@ export interface OpenLoopResult {
   callbackToFinal: number[];
   /** The twin at the same arrival rate: its signal → its completion, from its history. */
   twinSignalToEnd: number[];
+  /** History events of a payment whose callback came after its acknowledgement (median of a few), and the twin's. */
+  paymentEvents: number;
+  twinEvents: number;
 }
+
+/** Histories counted per side: a few are enough (they differ only by a retried task), and each is one fetch. */
+const EVENT_SAMPLES = 5;
 
 /**
  * (d) Payments arriving at half the measured rate; callback → final status from each workflow's own history. Then the
@@ -142,7 +148,26 @@ export async function openPhase(
   const twinSignalToEnd = twinSpans.map((span) => span.totalMs);
   log(`  twin signal → completion (history): ${latencyLine(twinSignalToEnd)}`);
   logSplit(twinSpans);
-  return { rate, postToFinal: full.latencies, callbackToFinal: callbackToFinalMs, twinSignalToEnd };
+  const paymentEvents = await medianEvents(stack, full.results);
+  const twinEvents = await medianEvents(stack, twinRuns.results);
+  log(
+    `  history events per payment: ${paymentEvents} (callback after its acknowledgement, to its late-callback timer; ` +
+      `+5 when the window closes); per twin: ${twinEvents}`,
+  );
+  return {
+    rate,
+    postToFinal: full.latencies,
+    callbackToFinal: callbackToFinalMs,
+    twinSignalToEnd,
+    paymentEvents,
+    twinEvents,
+  };
+}
+
+async function medianEvents(stack: BenchStack, workflowIds: string[]): Promise<number> {
+  const counts: number[] = [];
+  for (const id of workflowIds.slice(0, EVENT_SAMPLES)) counts.push(await idleEventCount(stack.client, id));
+  return counts.sort((a, b) => a - b)[Math.floor(counts.length / 2)] ?? Number.NaN;
 }
 
 /** Where a signal's time went: waiting for a worker to take the workflow task, then the worker's own time. */

@@ -1,5 +1,5 @@
-import type { BatchProgress } from '../../src/domain/batch';
-import type { PaymentResource } from '../../src/domain/payment';
+import type { BatchProgress } from '../../src/domain/batch-model';
+import type { PaymentResource } from '../../src/domain/payment-model';
 import type { PaymentType } from '../../src/domain/requests';
 import type { CallbackHistory } from './callback-faults';
 import { explain } from './explain';

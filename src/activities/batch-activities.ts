@@ -1,4 +1,4 @@
-import type { BatchItem, ItemOutcome, ItemSettled } from '../domain/batch';
+import type { BatchItem, ItemOutcome, ItemSettled } from '../domain/batch-model';
 
 /** What Temporal says of an item's payment workflow: whether it has closed, and the status it last published. */
 export interface ItemWorkflow {

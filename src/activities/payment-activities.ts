@@ -3,12 +3,21 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import type { Keyring } from '../crypto/keyring';
 import { signatureProblem } from '../crypto/signing';
-import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment';
-import type { Failure, PaymentMessage, ProviderAck, StatusCheck, StoredPaymentRequest } from '../domain/payment';
+import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment-model';
+import type {
+  Failure,
+  PaymentMessage,
+  ProviderAck,
+  ProviderVerdict,
+  StatusCheck,
+  StoredPaymentRequest,
+} from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
-import { ProviderError, providerReference, providerState } from '../provider';
-import type { ProviderClient } from '../provider';
+import { ProviderError } from '../provider/provider-errors';
+import { providerState } from '../provider/codes';
+import { providerReference } from '../provider/wire';
+import type { ProviderClient } from '../provider/provider-client';
 import { attachCard } from '../vault/card-data';
 import type { CardVault } from '../vault/card-vault';
 
@@ -28,16 +37,6 @@ export interface PaymentActivityDeps {
   /** How long an initiation waits for an unreachable vault; VAULT_WAIT_MS unless a test says otherwise. */
   vaultWaitMs?: number;
 }
-
-/** What a run recorded before signed messages handed the initiation; refused now, since nothing signed it. */
-export interface LegacyInitiation {
-  paymentId: string;
-  request: StoredPaymentRequest;
-  callbackUrl: string;
-}
-
-/** What the workflow hands the initiation: the signed start message (card data only as a vault token). */
-export type InitiationOrder = PaymentMessage | LegacyInitiation;
 
 export interface StatusCheckInput {
   paymentId: string;
@@ -59,7 +58,7 @@ export function createPaymentActivities({
      * Only a start message the server signed for this very workflow moves money. A card payment's data leaves the
      * vault here, for good: the CVV is never kept past this first use.
      */
-    async initiatePayment(order: InitiationOrder): Promise<ProviderAck> {
+    async initiatePayment(order: PaymentMessage): Promise<ProviderAck> {
       const { paymentId, request: stored } = trustedOrder(order, signingKeys);
       // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
       const context = Context.current();
@@ -86,13 +85,7 @@ export function createPaymentActivities({
       }
       // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
       if (providerState(ack.statusCode) === 'failed') {
-        const failure: Failure = { code: ack.statusCode, message: ack.message || 'refused by the provider' };
-        throw ApplicationFailure.create({
-          type: FailureTypes.rejected,
-          message: failure.message,
-          nonRetryable: true,
-          details: [failure],
-        });
+        throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
       }
       return ack;
     },
@@ -105,9 +98,10 @@ export function createPaymentActivities({
       try {
         return await provider.checkStatus({ transactionId: input.transactionId, reference });
       } catch (err) {
+        // Only a rejected query is not asked again: the workflow's retry policy retries the others.
         const message = err instanceof Error ? err.message : 'status query failed';
-        const definite = err instanceof ProviderError && err.classification === 'definite_rejection';
-        throw ApplicationFailure.create({ type: FailureTypes.transient, message, nonRetryable: definite });
+        const verdict = err instanceof ProviderError ? err.verdict : 'unknown';
+        throw ApplicationFailure.create({ type: FailureTypes[verdict], message, nonRetryable: verdict === 'rejected' });
       } finally {
         clearInterval(heartbeats);
       }
@@ -118,11 +112,11 @@ export function createPaymentActivities({
 export type PaymentActivities = ReturnType<typeof createPaymentActivities>;
 
 /** The signed start message's payment, or a non-retryable refusal: nothing is sent for anything else. */
-function trustedOrder(order: InitiationOrder, keys: Keyring): { paymentId: string; request: StoredPaymentRequest } {
+function trustedOrder(order: PaymentMessage, keys: Keyring): { paymentId: string; request: StoredPaymentRequest } {
   const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-  const kind = 'kind' in order && order.kind === 'batch-item' ? 'batch-item' : 'payment';
+  const kind = order.kind === 'batch-item' ? 'batch-item' : 'payment';
   const refusal = signatureProblem(keys, order) ?? messageRefusal(order, kind, workflowId);
-  const body = refusal ? undefined : (order as PaymentMessage).body;
+  const body = refusal ? undefined : order.body;
   if (body?.paymentId === workflowId) return body;
   const failure: Failure = {
     code: 'untrusted_input',
@@ -168,48 +162,45 @@ async function claimInitiation(cardVault: CardVault, paymentId: string): Promise
   try {
     claimed = await cardVault.claimInitiation(paymentId);
   } catch {
-    const failure: Failure = {
+    throw verdictFailure('rejected', {
       code: 'initiation_unrecorded',
       message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
-    };
-    throw ApplicationFailure.create({
-      type: FailureTypes.rejected,
-      message: failure.message,
-      nonRetryable: true,
-      details: [failure],
     });
   }
   if (!claimed) {
-    throw ApplicationFailure.create({
-      type: FailureTypes.unknown,
+    throw verdictFailure('unknown', {
       message: 'an earlier run of this payment (a Reset?) already initiated it: not sent again',
-      nonRetryable: true,
     });
   }
 }
 
 /** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */
 function cardDataUnavailable(message: string): ApplicationFailure {
-  const failure: Failure = { code: 'card_data_unavailable', message };
-  return ApplicationFailure.create({ type: FailureTypes.rejected, message, nonRetryable: true, details: [failure] });
+  return verdictFailure('rejected', { code: 'card_data_unavailable', message });
 }
 
 function initiationFailure(err: unknown): ApplicationFailure {
   if (!(err instanceof ProviderError)) {
-    return ApplicationFailure.create({
-      type: FailureTypes.unknown,
+    return verdictFailure('unknown', {
       message: `initiation failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-      nonRetryable: true,
     });
   }
   const failure: Failure = {
     code: err.providerCode ?? (err.httpStatus ? `http_${err.httpStatus}` : 'provider_error'),
     message: err.providerMessage ?? err.message,
   };
-  const type = {
-    definite_rejection: FailureTypes.rejected,
-    safe_to_retry: FailureTypes.unreachable,
-    ambiguous: FailureTypes.unknown,
-  }[err.classification];
-  return ApplicationFailure.create({ type, message: err.message, nonRetryable: true, details: [failure] });
+  return verdictFailure(err.verdict, failure, err.message);
+}
+
+/**
+ * The non-retryable ApplicationFailure that carries an initiation's verdict to the workflow; its details hold the
+ * payment's failure (code and reason) when there is one to show.
+ */
+function verdictFailure(
+  verdict: ProviderVerdict,
+  failure: { code?: string; message: string },
+  message = failure.message,
+): ApplicationFailure {
+  const details = failure.code === undefined ? undefined : [{ code: failure.code, message: failure.message }];
+  return ApplicationFailure.create({ type: FailureTypes[verdict], message, nonRetryable: true, details });
 }

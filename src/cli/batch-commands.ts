@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ITEM_STAGES, isBatchClosed } from '../domain/batch';
-import type { BatchAction, BatchProgress } from '../domain/batch';
+import { ITEM_STAGES, isBatchClosed } from '../domain/batch-model';
+import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { OpsContext } from './ops-context';
 import { durationOption, parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';

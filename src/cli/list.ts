@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { PAYMENT_STATUSES } from '../domain/payment';
+import { PAYMENT_STATUSES } from '../domain/payment-model';
 import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
 import type { PaymentSummary } from '../payments/payments';
 import type { OpsContext } from './ops-context';

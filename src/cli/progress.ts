@@ -1,4 +1,4 @@
-import type { BatchProgress } from '../domain/batch';
+import type { BatchProgress } from '../domain/batch-model';
 
 /** Items a batch is done with: succeeded, failed or in review. */
 export function itemsDone(batch: BatchProgress): number {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PaymentResource } from '../domain/payment';
+import type { PaymentResource } from '../domain/payment-model';
 import type { OpsContext } from './ops-context';
 import { wantsJson } from './options';
 import { fields, json, table, time } from './output';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { PaymentStatus } from '../domain/payment';
+import type { PaymentStatus } from '../domain/payment-model';
 import type { OpsContext } from './ops-context';
 import { SUMMARY_COLUMNS, summaryRows } from './list';
 import { durationOption, limitOption, parseOptions, wantsJson } from './options';

@@ -23,7 +23,7 @@ export {
 } from './notification-signature';
 export type { VerifyOptions } from './notification-signature';
 export type { ErrorCode, FieldError, PaymentList, PaymentSummary } from '../domain/api-resources';
-export type { BatchProgress } from '../domain/batch';
+export type { BatchProgress } from '../domain/batch-model';
 export type { NotificationEvent, NotificationType } from '../domain/notification';
-export type { PaymentResource, PaymentStatus } from '../domain/payment';
+export type { PaymentResource, PaymentStatus } from '../domain/payment-model';
 export type { PaymentRequest, PaymentType } from '../domain/requests';

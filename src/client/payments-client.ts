@@ -5,9 +5,9 @@ import {
   paymentResourceSchema,
 } from '../domain/api-resources';
 import type { PaymentList, PaymentSummary } from '../domain/api-resources';
-import type { BatchAction, BatchProgress } from '../domain/batch';
+import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { NotificationEvent } from '../domain/notification';
-import type { Outcome, PaymentResource, PaymentStatus } from '../domain/payment';
+import type { Outcome, PaymentResource, PaymentStatus } from '../domain/payment-model';
 import type { BankCreditRequest, PaymentRequest, PaymentType } from '../domain/requests';
 import { PaymentsTimeoutError } from './client-errors';
 import { Transport, sleep } from './transport';

@@ -1,8 +1,8 @@
 // Which settings each process reads: the worker, the server and `npm start`, grouped by concern.
 import { z } from 'zod';
-import type { ProviderConfig } from '../provider';
+import type { ProviderConfig } from '../provider/provider-client';
 import { worstCaseCallMs } from '../provider/retry';
-import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment';
+import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment-model';
 import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
 import {
   commaList,

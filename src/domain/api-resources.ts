@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BATCH_STATUSES, ITEM_STAGES } from './batch';
-import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment';
+import { BATCH_STATUSES, ITEM_STAGES } from './batch-model';
+import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
 import { PAYMENT_TYPES } from './requests';
 
 // What the API answers, as zod schemas: the server's types (z.infer), the OpenAPI document (z.toJSONSchema) and the

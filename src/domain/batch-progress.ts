@@ -1,4 +1,4 @@
-import type { BatchInput, BatchProgress, BatchStatus, ItemOutcome, ItemStage, Tally } from './batch';
+import type { BatchInput, BatchProgress, BatchStatus, ItemOutcome, ItemStage, Tally } from './batch-model';
 
 /** The part of a batch's state that a continued-as-new run carries over; amounts in minor units. */
 export interface BatchCarry {

@@ -40,9 +40,9 @@ export function isSigned(value: unknown): value is Signed<unknown> {
   );
 }
 
-/** The body of a signed message; a value recorded before messages were signed is its own body. */
-export function messageBody<T>(message: Signed<T> | T): T {
-  return isSigned(message) ? message.body : message;
+/** The body of a signed message. */
+export function messageBody<T>(message: Signed<T>): T {
+  return message.body;
 }
 
 /** The reason a message may not act on this workflow, or undefined when it may. */

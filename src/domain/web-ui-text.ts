@@ -1,5 +1,5 @@
 import { lastFour } from './personal-data';
-import type { PaymentResource } from './payment';
+import type { PaymentResource } from './payment-model';
 import type { PaymentRequest } from './requests';
 
 // What the Temporal Web UI shows at the top of a payment workflow: its static summary and details, fixed at

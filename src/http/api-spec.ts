@@ -6,10 +6,10 @@ import {
   paymentResourceSchema,
 } from '../domain/api-resources';
 import type { ErrorCode } from '../domain/api-resources';
-import { BATCH_ACTIONS } from '../domain/batch';
+import { BATCH_ACTIONS } from '../domain/batch-model';
 import { payoutBatchSchema } from '../domain/batch-request';
 import { parseDuration } from '../domain/duration';
-import { PAYMENT_STATUSES } from '../domain/payment';
+import { PAYMENT_STATUSES } from '../domain/payment-model';
 import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
 import { CALLBACK_ROUTE } from '../crypto/callback-tokens';
 import { CODEC_TOKEN_MAX_TTL_MS } from '../crypto/codec-tokens';

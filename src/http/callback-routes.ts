@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
-import { parseCallback } from '../provider';
+import { parseCallback } from '../provider/callback';
 import type { Payments } from '../payments/payments';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ROUTES } from './api-spec';

@@ -1,6 +1,6 @@
 import type { MetricMeter } from '@temporalio/common';
-import { ProviderError } from '../provider';
-import type { ProviderClient } from '../provider';
+import { ProviderError } from '../provider/provider-errors';
+import type { ProviderClient } from '../provider/provider-client';
 import { sdkCounterName, sdkDurationHistogram, WorkerMetrics } from '../domain/metric-names';
 
 /** Wraps a provider client so every call records its duration, and every failure its classification. */
@@ -23,7 +23,7 @@ export function withProviderMetrics(provider: ProviderClient, meter: MetricMeter
     try {
       return await call();
     } catch (err) {
-      outcome = err instanceof ProviderError ? err.classification : 'unexpected';
+      outcome = err instanceof ProviderError ? err.verdict : 'unexpected';
       errors.add(1, { operation, classification: outcome });
       throw err;
     } finally {

@@ -13,8 +13,8 @@ import type {
   PaymentTiming,
   ProviderCallback,
   ResolveInput,
-} from '../domain/payment';
-import { PAYMENT_STATUSES, isTerminal, newPaymentResource, startedPaymentInput } from '../domain/payment';
+} from '../domain/payment-model';
+import { PAYMENT_STATUSES, isTerminal, newPaymentResource, startedPaymentInput } from '../domain/payment-model';
 import type { PaymentSummary } from '../domain/api-resources';
 import { PAYMENT_TYPES } from '../domain/requests';
 import type { PaymentRequest, PaymentType } from '../domain/requests';

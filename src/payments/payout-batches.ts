@@ -1,10 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch';
-import { isBatchClosed } from '../domain/batch';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch-model';
+import { isBatchClosed } from '../domain/batch-model';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
-import type { PaymentTiming } from '../domain/payment';
+import type { PaymentTiming } from '../domain/payment-model';
 import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
 import { batchProgress, newBatchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';

@@ -1,4 +1,4 @@
-import type { ProviderCallback } from '../domain/payment';
+import type { ProviderCallback } from '../domain/payment-model';
 import { providerState } from './codes';
 import { readProviderFields } from './fields';
 import { asRecord } from './text';

@@ -1,4 +1,4 @@
-import type { ProviderState } from '../domain/payment';
+import type { ProviderState } from '../domain/payment-model';
 
 // The provider documents only its pending codes; 1/0 are the sandbox's (and our best guess of the real) outcome codes.
 const STATES: ReadonlyMap<string, ProviderState> = new Map<string, ProviderState>([

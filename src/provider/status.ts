@@ -1,4 +1,4 @@
-import type { StatusCheck } from '../domain/payment';
+import type { StatusCheck } from '../domain/payment-model';
 import { providerState } from './codes';
 import { readProviderFields } from './fields';
 import { asRecord } from './text';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ProviderAck } from '../domain/payment';
+import type { ProviderAck } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import { isValidAmount } from '../domain/money';
-import { ProviderError } from './errors';
+import { ProviderError } from './provider-errors';
 import { safeText } from './redact';
 import { asRecord } from './text';
 
@@ -30,7 +30,7 @@ export function providerReference(type: PaymentType, paymentId: string): string 
 /** Formats an amount as a plain decimal with at most two decimals, e.g. 12.5 → "12.5". */
 export function formatAmount(amount: number): string {
   if (!isValidAmount(amount) || amount >= 1e15) {
-    throw new ProviderError('invalid amount; the request was not sent', { classification: 'definite_rejection' });
+    throw new ProviderError('invalid amount; the request was not sent', { verdict: 'rejected' });
   }
   return String(Number(amount.toFixed(2)));
 }

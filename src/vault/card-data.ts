@@ -1,4 +1,4 @@
-import type { StoredPaymentRequest } from '../domain/payment';
+import type { StoredPaymentRequest } from '../domain/payment-model';
 import type { PaymentRequest } from '../domain/requests';
 import type { CardVault } from './card-vault';
 import { lastFour, splitCardData } from '../domain/personal-data';

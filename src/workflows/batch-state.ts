@@ -1,5 +1,5 @@
-import type { BatchAction, BatchInput, BatchProgress, BatchStatus, ItemSettled } from '../domain/batch';
-import { isBatchClosed } from '../domain/batch';
+import type { BatchAction, BatchInput, BatchProgress, BatchStatus, ItemSettled } from '../domain/batch-model';
+import { isBatchClosed } from '../domain/batch-model';
 import { batchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
 

@@ -1,17 +1,17 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch';
-import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment';
+import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
 import type { DeliveryRecord, NotificationOrder, NotificationReplay } from '../domain/notification-delivery';
 import type { Signed } from '../domain/signed';
 
 // The one place that names the payment workflow's messages and search attributes for workflow, worker and callers.
 
-// Callers send signed messages (Signed<…>); the plain forms are what histories recorded before signing hold.
-export const callbackSignal = defineSignal<[Signed<ProviderCallback> | ProviderCallback]>('providerCallback');
+// Callers send signed messages (Signed<…>): the workflows act only on those signed for them (see trust.ts).
+export const callbackSignal = defineSignal<[Signed<ProviderCallback>]>('providerCallback');
 export const paymentQuery = defineQuery<PaymentResource>('payment');
-export const resolveUpdate = defineUpdate<PaymentResource, [Signed<ResolveInput> | ResolveInput]>('resolve');
+export const resolveUpdate = defineUpdate<PaymentResource, [Signed<ResolveInput>]>('resolve');
 /** Answers once the initiation step is over (Update-with-Start: `POST /v1/payments` in one round trip). */
 export const initiationUpdate = defineUpdate<PaymentResource>('initiation');
 
@@ -27,7 +27,7 @@ export const SearchAttributes = {
 
 export const itemSettledSignal = defineSignal<[ItemSettled]>('batchItemSettled');
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
-export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchAction> | BatchAction]>('batchControl');
+export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchAction>]>('batchControl');
 export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
 export const releaseItemsSignal = defineSignal('releaseItems');
 

@@ -1,4 +1,4 @@
-export { paymentWorkflow } from './payment';
-export { payoutBatchWorkflow } from './batch';
-export { batchItemsWorkflow } from './batch-items';
+export { paymentWorkflow } from './payment-workflow';
+export { payoutBatchWorkflow } from './payout-batch-workflow';
+export { batchItemsWorkflow } from './batch-items-workflow';
 export { notificationDispatcherWorkflow } from './notification-dispatcher';

@@ -1,15 +1,7 @@
 import { CancellationScope, log, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notification-activities';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
-import { isTerminal } from '../domain/payment';
-import type { PaymentResource } from '../domain/payment';
 import { workflowTime } from './time';
-
-/**
- * The patch behind which payment and batch workflows notify merchants. Histories recorded before it replay as they
- * ran (no hand-offs); runs that pass it for the first time hand their events off.
- */
-export const MERCHANT_NOTIFICATIONS = 'merchant-notifications';
 
 /** At most this many events per payment or batch (late callbacks could otherwise grow its history without bound). */
 const MAX_EVENTS_PER_SUBJECT = 25;
@@ -39,11 +31,17 @@ export class Notifier {
   constructor(
     private readonly merchantId: string,
     private readonly subject: string,
-    private readonly onQueued: (event: NotificationEvent) => void = () => undefined,
   ) {}
 
-  /** Queues an event about `object` (copied now: the notification shows it as it is at this change). */
-  emit(type: NotificationType, object: NotificationEvent['data']['object']): void {
+  /**
+   * Queues an event about `object` (copied now: the notification shows it as it is at this change); `onQueued` runs
+   * once the dispatcher has it.
+   */
+  emit(
+    type: NotificationType,
+    object: NotificationEvent['data']['object'],
+    onQueued: (event: NotificationEvent) => void = () => undefined,
+  ): void {
     if (this.emitted >= MAX_EVENTS_PER_SUBJECT) return;
     this.emitted += 1;
     const event: NotificationEvent = {
@@ -53,7 +51,7 @@ export class Notifier {
       merchant_id: this.merchantId,
       data: { object: JSON.parse(JSON.stringify(object)) as typeof object },
     };
-    this.chain = this.chain.then(() => this.handOff(event));
+    this.chain = this.chain.then(() => this.handOff(event, onQueued));
   }
 
   /** Resolves once every event emitted so far is handed off (or given up). */
@@ -64,7 +62,7 @@ export class Notifier {
     }
   }
 
-  private async handOff(event: NotificationEvent): Promise<void> {
+  private async handOff(event: NotificationEvent, onQueued: (event: NotificationEvent) => void): Promise<void> {
     try {
       // Even once the workflow was asked to cancel: the payment still settles, and its merchant still hears of it.
       const { queued } = await CancellationScope.nonCancellable(() =>
@@ -72,7 +70,7 @@ export class Notifier {
           { merchantId: this.merchantId, subject: this.subject, event },
         ]),
       );
-      if (queued) this.onQueued(event);
+      if (queued) onQueued(event);
     } catch (err) {
       log.error('notification lost: it could not be handed to the dispatcher', {
         eventId: event.id,
@@ -80,34 +78,5 @@ export class Notifier {
         error: err instanceof Error ? err.message : String(err),
       });
     }
-  }
-}
-
-/** Decides which of a payment's changes its merchant hears about, each once: call `observe` after any change. */
-export class PaymentNotices {
-  private readonly sent = new Set<NotificationType>();
-  private contradicting = 0;
-
-  constructor(private readonly notifier: Notifier) {}
-
-  /** Emits what the payment's current state calls for and was not yet told. */
-  observe(payment: PaymentResource): void {
-    const once = (type: NotificationType) => {
-      if (this.sent.has(type)) return;
-      this.sent.add(type);
-      this.notifier.emit(type, payment);
-    };
-    if (payment.status === 'pending' && payment.next_action) once('payment.action_required');
-    if (payment.status === 'needs_review') once('payment.needs_review');
-    if (isTerminal(payment.status) && !this.sent.has('payment.resolved')) {
-      // The outcome is told once: by an operator's resolution, or as succeeded or failed.
-      const resolved = payment.events.some((event) => event.type === 'resolved');
-      if (resolved) once('payment.resolved');
-      else if (!this.sent.has('payment.succeeded') && !this.sent.has('payment.failed'))
-        once(`payment.${payment.status}`);
-    }
-    const contradicting = payment.events.filter((event) => event.type === 'callback_contradicting').length;
-    for (; this.contradicting < contradicting; this.contradicting++)
-      this.notifier.emit('payment.late_callback', payment);
   }
 }

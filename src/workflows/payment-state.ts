@@ -1,4 +1,4 @@
-import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment';
+import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment-model';
 import type {
   Failure,
   Outcome,
@@ -10,7 +10,7 @@ import type {
   ProviderCallback,
   ResolveInput,
   StatusCheck,
-} from '../domain/payment';
+} from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
 
 /** Distinct events of a kind a flood could repeat (callbacks, status checks) recorded at most; repeats are counted. */
@@ -19,6 +19,11 @@ const MAX_REPEATABLE_EVENTS = 200;
 const MAX_EVENTS = 1000;
 const EARLY = 'came before the initiation answered; judged once it does';
 const REPEATABLE = new Set<PaymentEvent['type']>([...CALLBACK_EVENT_TYPES, 'status_checked']);
+
+/** What hears of every status change (the workflow's PaymentStatusEffects; a test's recorder). */
+export interface PaymentStatusListener {
+  statusChanged(state: PaymentState): void;
+}
 
 /**
  * The payment's state machine: every transition of the payment status diagram (ARCHITECTURE.md, the API docs),
@@ -42,7 +47,7 @@ export class PaymentState {
 
   constructor(
     input: PaymentInput,
-    private readonly onStatusChange: (status: PaymentStatus) => void = () => undefined,
+    private readonly listener: PaymentStatusListener = { statusChanged: () => undefined },
   ) {
     this.resource = newPaymentResource(input);
   }
@@ -68,11 +73,16 @@ export class PaymentState {
     if (ack.redirectUrl && !this.terminal) this.resource.next_action = { type: 'redirect', url: ack.redirectUrl };
   }
 
-  /** The provider definitely refused the initiation (it processed nothing). */
+  /** The provider refused the initiation (it processed nothing): the payment fails with its reason. */
   initiationRejected(failure: Failure, now: Date): void {
     this.record(now, { type: 'initiation_rejected', status_code: failure.code, message: failure.message });
     this.settle('failed', now, failure);
     this.early.length = 0;
+  }
+
+  /** The initiation never reached the provider, even after the client's retries: the payment fails, nothing was sent. */
+  initiationNotSent(reason: string, now: Date): void {
+    this.initiationRejected({ code: 'provider_unreachable', message: reason }, now);
   }
 
   /** Nobody knows whether the provider acted on the request: never resend, let callbacks or reconciliation tell. */
@@ -128,33 +138,6 @@ export class PaymentState {
     this.settleByCallback(callback, now);
   }
 
-  /**
-   * A callback as runs recorded before signed messages judged it (their histories must replay the same): amount
-   * checked when present, any transaction id taken. Never used for a callback handled for the first time.
-   */
-  callbackBeforeSigning(callback: ProviderCallback, now: Date): void {
-    const details = { status_code: callback.statusCode ?? undefined, message: callback.message ?? undefined };
-    const mismatch = this.mismatch({ ...callback, transactionId: null });
-    if (mismatch || callback.state === 'unknown') {
-      this.record(now, { type: 'callback_unrecognized', ...details, ...(mismatch ? { message: mismatch } : {}) });
-      return;
-    }
-    this.resource.provider.transaction_id ??= callback.transactionId;
-    if (callback.state === 'pending') {
-      this.record(now, { type: 'callback_received', outcome: 'pending', ...details });
-    } else if (this.terminal) {
-      const same = callback.state === this.status;
-      this.record(now, {
-        type: same ? 'callback_duplicate' : 'callback_contradicting',
-        outcome: callback.state,
-        ...details,
-      });
-    } else {
-      this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
-      this.settleByCallback(callback, now);
-    }
-  }
-
   /** The transaction the status query asks about: the acknowledged one, else one a callback named (see confirmation). */
   get transactionIdToCheck(): string | null {
     return this.resource.provider.transaction_id ?? this.unconfirmedTransactionId;
@@ -174,12 +157,7 @@ export class PaymentState {
    * The status query's answer about a callback that needed confirming: null when no status query is configured or
    * fits, which confirms nothing but a success whose transaction id matched and that only lacked an amount.
    */
-  confirmation(
-    callback: ProviderCallback,
-    check: StatusCheck | null | { error: string },
-    now: Date,
-    askAgainOnError = false,
-  ): void {
+  confirmation(callback: ProviderCallback, check: StatusCheck | null | { error: string }, now: Date): void {
     if (this.terminal) return;
     const details = { outcome: callback.state, status_code: callback.statusCode ?? undefined };
     const knownMatch =
@@ -189,7 +167,8 @@ export class PaymentState {
       this.settleByCallback(callback, now);
       return;
     }
-    if (askAgainOnError && check !== null && 'error' in check && callback.transactionId !== null) {
+    // A failed query is asked again in reconciliation, about the transaction the callback named.
+    if (check !== null && 'error' in check && callback.transactionId !== null) {
       this.unconfirmedTransactionId ??= callback.transactionId;
       this.record(now, {
         type: 'callback_unconfirmed',
@@ -376,7 +355,7 @@ export class PaymentState {
   private setStatus(status: PaymentStatus, now: Date): void {
     this.resource.status = status;
     this.resource.updated_at = now.toISOString();
-    this.onStatusChange(status);
+    this.listener.statusChanged(this);
   }
 
   private record(now: Date, event: Omit<PaymentEvent, 'at'>): void {

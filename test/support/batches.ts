@@ -1,5 +1,5 @@
 import { sampleBatchItems } from '../../src/local/sample-requests';
-import type { BatchProgress } from '../../src/domain/batch';
+import type { BatchProgress } from '../../src/domain/batch-model';
 import { OPERATOR_KEY } from './stack';
 import type { Stack } from './stack';
 

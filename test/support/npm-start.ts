@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
-import type { PaymentResource, PaymentStatus } from '../../src/domain/payment';
+import type { PaymentResource, PaymentStatus } from '../../src/domain/payment-model';
 import { waitUntil } from '../../src/local/wait-until';
 
 export interface StartedSystem {

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { StoredPaymentRequest } from '../../src/domain/payment';
+import type { StoredPaymentRequest } from '../../src/domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../../src/domain/requests';
 import { sampleRequest } from '../../src/local/sample-requests';
 

@@ -1,0 +1,68 @@
+import type { BatchItemOrder, PaymentTiming } from './payment-model';
+import type { Signed } from './signed';
+import type { z } from 'zod';
+import type { BatchProgressShape, tallySchema } from './api-resources';
+
+// Plain values only (no zod at run time): the workflow bundle imports this module; the API's types come as types.
+
+/** `needs_review`: its workflow ended (terminated…) before it finished; its started items run on as payments. */
+export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled' | 'needs_review';
+export const BATCH_STATUSES = [
+  'running',
+  'paused',
+  'cancelling',
+  'completed',
+  'cancelled',
+  'needs_review',
+] as const satisfies readonly BatchStatus[];
+export type BatchAction = 'pause' | 'resume' | 'cancel';
+export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const satisfies readonly BatchAction[];
+
+/** Where an item stands, as the batch counts it: `needs_review` ends an item for the batch, not for the payment. */
+export type ItemOutcome = 'succeeded' | 'failed' | 'needs_review';
+export type ItemStage = 'not_started' | 'in_flight' | ItemOutcome;
+export const ITEM_STAGES = [
+  'not_started',
+  'in_flight',
+  'succeeded',
+  'failed',
+  'needs_review',
+] as const satisfies readonly ItemStage[];
+
+/** One bank credit of a batch, signed for its own payment workflow: what a page holds and the batch starts. */
+export type BatchItem = Signed<BatchItemOrder>;
+
+/** What the batch workflow is started with; the items themselves wait in page workflows, never in this input. */
+export interface BatchInput {
+  batchId: string;
+  merchantId: string;
+  reference: string;
+  createdAt: string;
+  itemCount: number;
+  totalMinor: number;
+  /** Workflow ids of the pages holding the items, in order; every page but the last holds `pageSize` items. */
+  pageIds: string[];
+  pageSize: number;
+  concurrency: number;
+  timing: PaymentTiming;
+  /** History length at which a run continues as new. */
+  maxRunEvents: number;
+  /** How often the batch asks after items in flight that have not reported. */
+  itemCheckMs: number;
+}
+
+/** An item payment's report to its batch. */
+export interface ItemSettled {
+  paymentId: string;
+  status: ItemOutcome;
+}
+
+export type Tally = z.infer<typeof tallySchema>;
+
+/** A batch as the API and the CLI show it (schema: domain/api-resources.ts). */
+export type BatchProgress = BatchProgressShape;
+
+/** True once the batch will start nothing more and has nothing in flight. */
+export function isBatchClosed(status: BatchStatus): boolean {
+  return status === 'completed' || status === 'cancelled' || status === 'needs_review';
+}

@@ -1,0 +1,139 @@
+import {
+  CancellationScope,
+  getExternalWorkflowHandle,
+  log,
+  metricMeter,
+  setCurrentDetails,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
+import type { NotificationType } from '../domain/notification';
+import { isTerminal } from '../domain/payment-model';
+import type { PaymentInput, PaymentStatus } from '../domain/payment-model';
+import type { PaymentType } from '../domain/requests';
+import { paymentCurrentDetails } from '../domain/web-ui-text';
+import { SearchAttributes, itemSettledSignal } from './definitions';
+import { Notifier } from './merchant-notifications';
+import type { PaymentState, PaymentStatusListener } from './payment-state';
+import { workflowTime } from './time';
+
+// Metrics and log lines come from the workflow: the SDK drops both while replaying, so each counts once per event.
+// The meter only works inside a workflow context, so the counters are looked up per use rather than at load.
+
+/**
+ * What a payment's changes set off outside its state: on every status change the status search attribute and the
+ * Web UI's current details, the metrics, the report to its batch and the merchant's notifications. None of it holds
+ * the payment up; the workflow awaits `finished()` only before it returns.
+ */
+export class PaymentStatusEffects implements PaymentStatusListener {
+  private readonly reports: Promise<void>[] = [];
+  private readonly notices: PaymentNotices;
+
+  /** Counts and logs the payment's start. */
+  constructor(private readonly input: PaymentInput) {
+    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId));
+    countStart(input.paymentId, input.request.type);
+  }
+
+  /** The payment's status changed: tell Temporal's visibility, the metrics, its batch and its merchant. */
+  statusChanged(state: PaymentState): void {
+    const { batchId, paymentId, request } = this.input;
+    const { status } = state;
+    upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
+    setCurrentDetails(paymentCurrentDetails(state.resource));
+    countStatus(paymentId, request.type, status);
+    if (batchId && (status === 'needs_review' || isTerminal(status))) {
+      this.reports.push(reportToBatch(batchId, paymentId, status));
+    }
+    this.notices.observe(state);
+  }
+
+  /**
+   * The payment changed without a new status (a redirect with the acknowledgement, a status check, a late callback):
+   * the current details and the notifications it may call for.
+   */
+  paymentChanged(state: PaymentState): void {
+    setCurrentDetails(paymentCurrentDetails(state.resource));
+    this.notices.observe(state);
+  }
+
+  /** Counts and logs how a reconciliation ended: succeeded, failed or needs_review. */
+  reconciliationEnded(state: PaymentState): void {
+    const { paymentId, request } = this.input;
+    const outcome: PaymentStatus = state.terminal ? state.status : 'needs_review';
+    metricMeter
+      .createCounter(sdkCounterName(WorkerMetrics.reconciliations), '', 'reconciliations ended, by outcome')
+      .add(1, { payment_type: request.type, outcome });
+    log.info('reconciliation ended', { paymentId, paymentType: request.type, outcome });
+  }
+
+  /** Resolves once the batch has every report and the dispatcher every notification (or they were given up). */
+  async finished(): Promise<void> {
+    await Promise.all(this.reports);
+    await this.notices.drained();
+  }
+}
+
+/** Decides which of a payment's changes its merchant hears about, each once: call `observe` after any change. */
+class PaymentNotices {
+  private readonly sent = new Set<NotificationType>();
+  private contradicting = 0;
+
+  constructor(private readonly notifier: Notifier) {}
+
+  /** Emits what the payment's current state calls for and was not yet told. */
+  observe(state: PaymentState): void {
+    const payment = state.resource;
+    // Each hand-off is recorded on the payment once the dispatcher has it.
+    const emit = (type: NotificationType) =>
+      this.notifier.emit(type, payment, (event) => state.notificationQueued(event.type, event.id, workflowTime()));
+    const once = (type: NotificationType) => {
+      if (this.sent.has(type)) return;
+      this.sent.add(type);
+      emit(type);
+    };
+    if (payment.status === 'pending' && payment.next_action) once('payment.action_required');
+    if (payment.status === 'needs_review') once('payment.needs_review');
+    if (isTerminal(payment.status) && !this.sent.has('payment.resolved')) {
+      // The outcome is told once: by an operator's resolution, or as succeeded or failed.
+      const resolved = payment.events.some((event) => event.type === 'resolved');
+      if (resolved) once('payment.resolved');
+      else if (!this.sent.has('payment.succeeded') && !this.sent.has('payment.failed'))
+        once(`payment.${payment.status}`);
+    }
+    const contradicting = payment.events.filter((event) => event.type === 'callback_contradicting').length;
+    for (; this.contradicting < contradicting; this.contradicting++) emit('payment.late_callback');
+  }
+
+  drained(): Promise<void> {
+    return this.notifier.drained();
+  }
+}
+
+async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | 'succeeded' | 'failed') {
+  try {
+    // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
+    );
+  } catch {
+    // The batch has closed (a resolution after it completed); the payment itself remains the record.
+  }
+}
+
+function countStart(paymentId: string, type: PaymentType): void {
+  metricMeter.createCounter(sdkCounterName(WorkerMetrics.paymentsStarted), '', 'payment workflows started').add(1, {
+    payment_type: type,
+  });
+  log.info('payment started', { paymentId, paymentType: type });
+}
+
+/** Counts a final status (succeeded, failed) and logs every status change. */
+function countStatus(paymentId: string, type: PaymentType, status: PaymentStatus): void {
+  if (isTerminal(status)) {
+    metricMeter
+      .createCounter(sdkCounterName(WorkerMetrics.paymentsFinished), '', 'payments that reached a final status')
+      .add(1, { payment_type: type, status });
+  }
+  log.info('payment status changed', { paymentId, paymentType: type, status });
+}

@@ -1,0 +1,208 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  setWorkflowOptions,
+  sleep,
+} from '@temporalio/workflow';
+import type { PaymentActivities } from '../activities/payment-activities';
+import { formatDuration } from '../domain/duration';
+import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
+import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } from '../domain/payment-model';
+import { messageRefusal } from '../domain/signed';
+import { activityFailure } from './activity-failure';
+import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
+import { PaymentState } from './payment-state';
+import { PaymentStatusEffects } from './payment-status-effects';
+import { workflowTime } from './time';
+import { trustedPaymentInput } from './trust';
+import { versioned } from './versioning';
+
+// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
+// within seconds, which the workflow treats as an unknown outcome; retries of requests that never left happen inside
+// the client, whose own time-outs the worker checks against this bound (INITIATION_TIMEOUT_MS).
+const { initiatePayment } = proxyActivities<PaymentActivities>({
+  startToCloseTimeout: INITIATION_TIMEOUT_MS,
+  heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
+  retry: { maximumAttempts: 1 },
+});
+
+// Status queries only read, so Temporal may retry them; they heartbeat, so a worker that dies mid-check costs
+// seconds, not the 30 s time-out.
+const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
+  startToCloseTimeout: '30s',
+  heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
+
+const ACTIVITY_SUMMARY = {
+  mobile_money_debit: 'initiate mobile-money debit',
+  card_payment: 'initiate card payment',
+  bank_credit: 'initiate bank credit',
+} as const;
+
+/**
+ * One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. It acts only on
+ * what the server signed for it: its start message, callbacks and resolutions (see trust.ts).
+ */
+export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentResource> {
+  const input = trustedPaymentInput(message);
+  const effects = new PaymentStatusEffects(input);
+  const state = new PaymentState(input, effects);
+
+  setHandler(paymentQuery, () => state.resource);
+  // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
+  setHandler(initiationUpdate, async () => {
+    await condition(() => state.status !== 'initiating');
+    return state.resource;
+  });
+  setHandler(callbackSignal, (callback) => {
+    const refusal = messageRefusal(callback, 'callback', input.paymentId);
+    if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
+    state.callback(callback.body, workflowTime());
+    // A late callback that contradicts the outcome is news to the merchant.
+    effects.paymentChanged(state);
+  });
+  setHandler(
+    resolveUpdate,
+    (resolution) => {
+      state.resolve(resolution.body, workflowTime());
+      return state.resource;
+    },
+    {
+      validator: (resolution) => {
+        const refusal = messageRefusal(resolution, 'resolution', input.paymentId) ?? state.resolveRefusal();
+        if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotResolvable');
+      },
+    },
+  );
+  // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation no worker has
+  // started yet is called off, and everything after the initiation runs on to the payment's outcome.
+  void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
+
+  await initiate(state, message, input);
+  // A card payment's redirect arrives with the acknowledgement, after the status became pending.
+  effects.paymentChanged(state);
+  await CancellationScope.nonCancellable(async () => {
+    await awaitOutcome(state, input, effects);
+    // The first outcome is final, but a provider may still call back; stay a while to record what it says.
+    const { lateCallbackWindowMs } = input.timing;
+    if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
+    await effects.finished();
+    await condition(allHandlersFinished);
+  });
+  return state.resource;
+}
+
+// Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).
+setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
+
+/** Sends the signed start message upstream once (the activity checks it again) and records the provider's verdict. */
+async function initiate(state: PaymentState, message: PaymentMessage, input: PaymentInput): Promise<void> {
+  try {
+    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message]);
+    state.initiated(ack, workflowTime());
+  } catch (err) {
+    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
+    if (isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
+    const { verdict, failure, message: reason } = activityFailure(err, 'unknown');
+    if ((verdict === 'rejected' || verdict === 'untrusted') && failure)
+      state.initiationRejected(failure, workflowTime());
+    else if (verdict === 'not_sent') state.initiationNotSent(reason, workflowTime());
+    else state.initiationUnknown(reason, workflowTime());
+  }
+}
+
+/**
+ * From the initiation's answer to the outcome: the callback, else reconciliation, else an operator. A provider that
+ * never received the payment fails it (`not_sent`).
+ */
+async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
+  const { callbackTimeoutMs } = input.timing;
+  const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
+  if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
+    state.timedOut(callbackTimeoutMs, workflowTime());
+    await reconcile(state, input, effects);
+    effects.reconciliationEnded(state);
+  }
+  if (state.neverReachedProvider) state.notSent(workflowTime());
+  if (!state.terminal) {
+    state.needsReview('reconciliation could not settle the payment', workflowTime());
+    await waitForOutcome(state, input, undefined, 'wait for an operator');
+  }
+}
+
+/**
+ * Waits until the payment has an outcome or the deadline passes (false), confirming callbacks with the status query
+ * as they need it. Without a deadline it waits for as long as it takes (an operator).
+ */
+async function waitForOutcome(
+  state: PaymentState,
+  input: PaymentInput,
+  deadline: number | undefined,
+  summary: string,
+): Promise<boolean> {
+  for (;;) {
+    if (state.terminal) return true;
+    const callback = state.awaitingConfirmation ? state.nextUnconfirmed() : undefined;
+    if (callback) {
+      await confirm(state, input, callback);
+      continue;
+    }
+    const woken = () => state.terminal || state.awaitingConfirmation;
+    if (deadline === undefined) {
+      await condition(woken);
+      continue;
+    }
+    const remaining = deadline - workflowTime().getTime();
+    if (remaining <= 0 || !(await condition(woken, remaining, { summary }))) return false;
+  }
+}
+
+async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
+  const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
+  try {
+    const check = await checkPaymentStatus.executeWithOptions({ summary: 'confirm callback' }, [
+      { paymentId: input.paymentId, type: input.request.type, transactionId },
+    ]);
+    state.confirmation(callback, check, workflowTime());
+  } catch (err) {
+    state.confirmation(callback, { error: activityFailure(err).message }, workflowTime());
+  }
+}
+
+async function reconcile(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
+  const deadline = workflowTime().getTime() + input.timing.reconcileForMs;
+  let interval = input.timing.reconcileIntervalMs;
+  for (let attempt = 1; !state.terminal; attempt++) {
+    try {
+      const check = await checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}` }, [
+        { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
+      ]);
+      if (check === null) {
+        // No status query fits this payment: only a callback can still settle it.
+        await condition(() => state.terminal, Math.max(deadline - workflowTime().getTime(), 1), {
+          summary: 'wait for callback',
+        });
+        return;
+      }
+      state.statusChecked(attempt, check, workflowTime());
+      effects.paymentChanged(state);
+    } catch (err) {
+      state.statusChecked(attempt, { error: activityFailure(err).message }, workflowTime());
+    }
+    const remaining = deadline - workflowTime().getTime();
+    if (state.terminal || remaining <= 0) return;
+    const wait = Math.min(interval, remaining);
+    await condition(() => state.terminal, wait, {
+      summary: `wait ${formatDuration(wait)} before status check ${attempt + 1}`,
+    });
+    interval = Math.min(interval * 2, MAX_RECONCILE_INTERVAL_MS);
+  }
+}

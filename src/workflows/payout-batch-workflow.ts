@@ -1,0 +1,266 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  sleep,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch-activities';
+import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import { messageRefusal } from '../domain/signed';
+import type { Signed } from '../domain/signed';
+import { toMinorUnits } from '../domain/money';
+import { batchItemInput } from '../domain/payment-model';
+import type { BatchCarry } from '../domain/batch-progress';
+import { BatchState } from './batch-state';
+import {
+  SearchAttributes,
+  batchControlUpdate,
+  batchProgressQuery,
+  itemSettledSignal,
+  paymentSearchAttributes,
+  releaseItemsSignal,
+} from './definitions';
+import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
+import { paymentWorkflow } from './payment-workflow';
+import { workflowTime } from './time';
+import { trustedBatchInput } from './trust';
+import { versioned } from './versioning';
+import { Notifier } from './merchant-notifications';
+
+// Reading a page or describing items only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
+const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
+});
+
+interface Page {
+  index: number;
+  items: BatchItem[];
+}
+
+/**
+ * A payout batch: runs each item as its own payment workflow, at most `concurrency` at a time, and counts how they
+ * end. Continues as new before its history grows long, carrying only counters and the items in flight.
+ */
+export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
+  const input = trustedBatchInput(message);
+  const state = new BatchState(input, carry, workflowTime());
+  const notifier = new Notifier(input.merchantId, input.batchId);
+  let toldStep = progressStep(state.progress());
+  setHandler(batchProgressQuery, () => state.progress());
+  const counted = (report: ItemSettled) => {
+    state.settled(report);
+    showProgress(state);
+    // Progress is told about ten times per batch (every 10 % of its items, at least 10 items apart), never per item.
+    const progress = state.progress();
+    const step = progressStep(progress);
+    if (step > toldStep && itemsDone(progress) < progress.total.count) {
+      toldStep = step;
+      notifier.emit('batch.progress', progress);
+    }
+  };
+  setHandler(itemSettledSignal, counted);
+  setHandler(
+    batchControlUpdate,
+    (control) => {
+      state.apply(control.body);
+      publish(state);
+      return state.progress();
+    },
+    {
+      validator: (control) => {
+        const refusal =
+          messageRefusal(control, 'batch-control', input.batchId) ??
+          state.refusal((control as Signed<BatchAction>).body);
+        if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
+      },
+    },
+  );
+  publish(state);
+  void CancellationScope.nonCancellable(() => askAfterQuietItems(state, input.itemCheckMs, counted));
+
+  // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
+  void CancellationScope.current().cancelRequested.catch(() => {
+    if (state.refusal('cancel')) return;
+    state.apply('cancel');
+    publish(state);
+  });
+  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier));
+}
+
+/**
+ * Asks Temporal after items in flight whose report may never arrive: at once in a continued run, then every interval
+ * after those in flight at the last look and still. Their payments report themselves; this finds only a report that
+ * was lost or an item whose workflow ended without one.
+ */
+async function askAfterQuietItems(
+  state: BatchState,
+  everyMs: number,
+  counted: (report: ItemSettled) => void,
+): Promise<void> {
+  const askAfter = async (ids: string[]) => {
+    try {
+      const reports = await itemOutcomes.executeWithOptions({ summary: `ask after ${ids.length} quiet items` }, [ids]);
+      if (reports.length > 0) log.warn('items counted without their report', { items: reports });
+      reports.forEach(counted);
+    } catch {
+      // Asked again at the next interval.
+    }
+  };
+  // Reports that reach a run while its continue-as-new is refused for them can be missing from what it carries
+  // (seen with the TypeScript SDK 1.24: the refused run's state is sent again as it was).
+  if (workflowInfo().continuedFromExecutionRunId && state.inFlightIds.length > 0) await askAfter(state.inFlightIds);
+  let seen = new Set<string>();
+  for (;;) {
+    // No timer while nothing is in flight: a paused batch's history stays still.
+    await condition(() => state.inFlightIds.length > 0);
+    await sleep(everyMs, { summary: 'ask after items that have not reported' });
+    const quiet = state.inFlightIds.filter((id) => seen.has(id));
+    seen = new Set(state.inFlightIds);
+    if (quiet.length > 0) await askAfter(quiet);
+  }
+}
+
+/** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
+async function runItems(
+  message: Signed<BatchInput>,
+  input: BatchInput,
+  state: BatchState,
+  notifier: Notifier,
+): Promise<BatchProgress> {
+  let page: Page | undefined;
+  while (!state.drained) {
+    if (runIsLong(input)) {
+      await notifier.drained();
+      await condition(allHandlersFinished);
+      return await continueAsNew<typeof payoutBatchWorkflow>(message, state.carry());
+    }
+    if (state.nextIndex < input.itemCount && state.status !== 'cancelling') {
+      page = await pageHolding(input, state.nextIndex, page);
+    }
+    // Read the slots only now: a pause or cancel may have arrived while the page loaded.
+    const free = state.freeSlots;
+    if (free === 0 || !page) {
+      // With the item check's timers, a batch that waits long grows its history: it continues as new here too.
+      await condition(() => state.freeSlots > 0 || state.drained || runIsLong(input));
+      continue;
+    }
+    const offset = state.nextIndex - page.index * input.pageSize;
+    const items = page.items.slice(offset, offset + free);
+    await Promise.all(items.map((item) => startItem(input, state, item)));
+    if (offset + items.length >= page.items.length) await release(pageId(input, page.index));
+  }
+
+  const notStarted = await referencesFrom(input, state.nextIndex);
+  state.finish(workflowTime(), notStarted);
+  publish(state);
+  notifier.emit('batch.completed', state.progress());
+  await notifier.drained();
+  await condition(allHandlersFinished);
+  return state.progress();
+}
+
+// Auto-upgrade: a batch runs for days and moves to each new build, so from 1.0 on its changes go behind a patch
+// (src/workflows/patches.ts).
+setWorkflowOptions(versioned('AUTO_UPGRADE'), payoutBatchWorkflow);
+
+function runIsLong(input: BatchInput): boolean {
+  const info = workflowInfo();
+  return info.historyLength >= input.maxRunEvents || info.continueAsNewSuggested;
+}
+
+async function pageHolding(input: BatchInput, index: number, current: Page | undefined): Promise<Page> {
+  const pageIndex = Math.floor(index / input.pageSize);
+  if (current?.index === pageIndex) return current;
+  const items = await loadBatchItems.executeWithOptions({ summary: `load items page ${pageIndex + 1}` }, [
+    pageId(input, pageIndex),
+  ]);
+  return { index: pageIndex, items };
+}
+
+async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
+  const { paymentId, request } = item.body;
+  const payment = batchItemInput(item.body, workflowTime());
+  state.started(paymentId, toMinorUnits(request.amount));
+  try {
+    // The item goes as the server signed it; the payment checks that signature and that this batch started it.
+    await startChild(paymentWorkflow, {
+      workflowId: paymentId,
+      args: [item],
+      // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: paymentSummary(request),
+      staticDetails: paymentStaticDetails(input.merchantId, request, payment.createdAt),
+      typedSearchAttributes: paymentSearchAttributes(payment),
+    });
+  } catch (err) {
+    // Already started means an earlier attempt got there: that payment reports to this batch like any other.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    // Nothing was sent upstream, so the item has certainly not moved money.
+    state.settled({ paymentId, status: 'failed' });
+  }
+}
+
+async function referencesFrom(input: BatchInput, index: number): Promise<string[]> {
+  const references: string[] = [];
+  if (index >= input.itemCount) return references;
+  for (let p = Math.floor(index / input.pageSize); p < input.pageIds.length; p++) {
+    const items = await loadBatchItems.executeWithOptions({ summary: `list items never started (page ${p + 1})` }, [
+      pageId(input, p),
+    ]);
+    const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
+    references.push(...items.slice(from).map((item) => item.body.request.reference));
+    await release(pageId(input, p));
+  }
+  return references;
+}
+
+function pageId(input: BatchInput, index: number): string {
+  const id = input.pageIds[index];
+  if (id === undefined) throw ApplicationFailure.nonRetryable(`the batch has no items page ${index + 1}`, 'BadBatch');
+  return id;
+}
+
+async function release(pageId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(pageId).signal(releaseItemsSignal);
+  } catch {
+    // Already released and closed.
+  }
+}
+
+function publish(state: BatchState): void {
+  upsertSearchAttributes([{ key: SearchAttributes.batchStatus, value: state.status }]);
+  showProgress(state);
+}
+
+function itemsDone({ total, items }: BatchProgress): number {
+  return total.count - items.not_started.count - items.in_flight.count;
+}
+
+/** How many tenths of the batch's items are done, in steps of at least 10 items. */
+function progressStep(progress: BatchProgress): number {
+  return Math.floor(itemsDone(progress) / Math.max(10, Math.ceil(progress.total.count / 10)));
+}
+
+function showProgress(state: BatchState): void {
+  const progress = state.progress();
+  const { status, total, items } = progress;
+  const done = itemsDone(progress);
+  setCurrentDetails(`status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review`);
+}
