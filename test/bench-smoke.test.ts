@@ -38,6 +38,7 @@ it('npm run bench runs every phase through the real stack and prints its figures
   assert.match(output, /half load callback → final p99\s+\d+ ms\s+≤ 100 ms\s+(met|NOT MET)/);
   assert.match(output, /worker RSS, 20 waiting \(peak\)\s+\d+ MB\s+≤ 300 MB\s+(met|NOT MET)/);
   assert.match(output, /batch: 40 items\s+[\d.]+ items\/s/);
+  assert.match(output, /history events per payment \(callback after ack\) \/ twin\s+\d+ \(\+5 at close\) \/ \d+/);
   // Wrong outcomes end the run with a non-zero code; a right one says so.
   assert.match(output, /callback → final status \(history\): p50 \d+ ms · p99 \d+ ms \(n=\d+\)/);
   assert.match(output, /\[bench\] DONE/);
