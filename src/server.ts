@@ -3,7 +3,7 @@ import { loadConfigOrExit, providerConfig, publicBaseUrl, serverSchema } from '.
 import type { ServerConfig } from './config';
 import type { PaymentTiming } from './domain/payment';
 import type { PaymentType } from './domain/requests';
-import { buildApp, loggerOptions } from './http/app';
+import { buildApp, loggerOptions } from './http/api-app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createProviderClient } from './provider';
