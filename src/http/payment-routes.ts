@@ -9,7 +9,7 @@ import type { Payments } from '../payments/payments';
 import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
-import { jsonBodyErrors, page, paymentId, paymentListExample, temporal, withKey } from './route-parts';
+import { jsonBodyErrors, page, paymentExample, paymentId, paymentListExample, temporal, withKey } from './route-parts';
 import { route } from './route-spec';
 
 // The merchant API: create, read and list payments; operators resolve the ones in review.
@@ -55,25 +55,8 @@ const example = {
     account_number: '1234567890',
     description: 'May refund',
   },
-  payment: {
-    id: 'payment-acme-order-1001',
-    type: 'mobile_money_debit',
-    reference: 'order-1001',
-    status: 'succeeded',
-    amount: 12.5,
-    created_at: '2026-05-04T10:00:00.000Z',
-    updated_at: '2026-05-04T10:00:03.200Z',
-    provider: { transaction_id: '100231', status_code: '1', message: 'Approved' },
-    next_action: null,
-    failure: null,
-    events: [
-      { at: '2026-05-04T10:00:00.400Z', type: 'initiated', status_code: '2', message: 'Pending' },
-      { at: '2026-05-04T10:00:03.100Z', type: 'callback_received', outcome: 'succeeded', status_code: '1' },
-      { at: '2026-05-04T10:00:03.200Z', type: 'succeeded' },
-    ],
-  },
 };
-const payment = { schema: paymentResourceSchema, example: example.payment };
+const payment = { schema: paymentResourceSchema, example: paymentExample };
 
 const createPayment = route(
   {
@@ -190,7 +173,7 @@ const resolvePayment = route(
         description: 'The payment, settled.',
         schema: paymentResourceSchema,
         example: {
-          ...example.payment,
+          ...paymentExample,
           status: 'failed',
           failure: { code: 'operator_resolved', message: 'customer confirmed no debit (by ada.ops)' },
           events: [

@@ -42,18 +42,28 @@ export const withKey = { 401: ['unauthorized'], ...always } as const satisfies R
 /** The error of a route that asks Temporal. */
 export const temporal = { 503: ['unavailable'] } as const satisfies RouteSpec['errors'];
 
-/** One page of payments, as the lists answer it. */
-export const paymentListExample = {
-  data: [
-    {
-      id: 'payment-acme-order-1001',
-      type: 'mobile_money_debit',
-      reference: 'order-1001',
-      status: 'succeeded',
-      amount: 12.5,
-      created_at: '2026-05-04T10:00:00.000Z',
-      closed_at: null,
-    },
+/** A payment, as it is answered. */
+export const paymentExample = {
+  id: 'payment-acme-order-1001',
+  type: 'mobile_money_debit',
+  reference: 'order-1001',
+  status: 'succeeded',
+  amount: 12.5,
+  created_at: '2026-05-04T10:00:00.000Z',
+  updated_at: '2026-05-04T10:00:03.200Z',
+  provider: { transaction_id: '100231', status_code: '1', message: 'Approved' },
+  next_action: null,
+  failure: null,
+  events: [
+    { at: '2026-05-04T10:00:00.400Z', type: 'initiated', status_code: '2', message: 'Pending' },
+    { at: '2026-05-04T10:00:03.100Z', type: 'callback_received', outcome: 'succeeded', status_code: '1' },
+    { at: '2026-05-04T10:00:03.200Z', type: 'succeeded' },
   ],
+};
+
+const { id, type, reference, status, amount, created_at } = paymentExample;
+/** One page of payments, as the lists answer it: the payment above, summed up. */
+export const paymentListExample = {
+  data: [{ id, type, reference, status, amount, created_at, closed_at: null }],
   has_more: false,
 };
