@@ -126,13 +126,7 @@ export function route(
 ): Route<never> {
   const { handle, verify } = typeof steps === 'function' ? { handle: steps, verify: undefined } : steps;
   const register = (app: FastifyInstance, deps: RouteContext) => {
-    const bodySchemas = new Map<string, z.ZodType>();
-    const bodySchema = (body: BodySpec, caller: Caller | undefined) => {
-      const merchantId = caller?.role === 'merchant' ? caller.merchantId : '*';
-      const schema = bodySchemas.get(merchantId) ?? body.schema(deps.rules, merchantId);
-      bodySchemas.set(merchantId, schema);
-      return schema;
-    };
+    const readBody = bodyReader(spec.body, deps.rules);
     app.route({
       ...spec.options,
       method: spec.method,
@@ -143,15 +137,7 @@ export function route(
         if (params && !params.success) throw new ApiError(404, 'not_found', spec.notFound ?? 'no such route');
         const query = spec.query?.safeParse(request.query);
         if (query && !query.success) throw validationError(query.error, 'the filter is invalid');
-        let body: unknown;
-        if (spec.body?.unchecked) body = request.body;
-        else if (spec.body) {
-          const parsed = bodySchema(spec.body, caller as Caller | undefined).safeParse(
-            spec.body.required === false ? (request.body ?? {}) : request.body,
-          );
-          if (!parsed.success) throw validationError(parsed.error, spec.body.invalid);
-          body = parsed.data;
-        }
+        const body = readBody(request.body, merchantIdOf(caller));
         return handle({ caller, params: params?.data, query: query?.data, body, request, reply }, deps);
       },
     });
@@ -164,6 +150,7 @@ export function registerRoutes<D>(app: FastifyInstance, routes: readonly Route<D
   for (const declared of routes) declared.register(app, deps);
 }
 
+/** The caller of a key route, refused (401, 403) unless its key is of the kind the route declares. */
 function authenticate(spec: RouteSpec, keys: ApiKeys, request: FastifyRequest): Caller | undefined {
   if (spec.auth === 'url_token' || spec.auth === 'none') return undefined;
   const caller = keys.authenticate(request);
@@ -171,4 +158,24 @@ function authenticate(spec: RouteSpec, keys: ApiKeys, request: FastifyRequest): 
     throw new ApiError(403, 'forbidden', spec.forbidden ?? 'this key may not call this route');
   }
   return caller;
+}
+
+/** Reads a route's body: validated with its schema for the caller's merchant (built once per merchant), or as sent. */
+function bodyReader(spec: BodySpec | undefined, rules: RequestRules): (body: unknown, merchantId: string) => unknown {
+  if (!spec) return () => undefined;
+  if (spec.unchecked) return (body) => body;
+  const schemas = new Map<string, z.ZodType>();
+  return (body, merchantId) => {
+    const schema = schemas.get(merchantId) ?? spec.schema(rules, merchantId);
+    schemas.set(merchantId, schema);
+    const parsed = schema.safeParse(spec.required === false ? (body ?? {}) : body);
+    if (!parsed.success) throw validationError(parsed.error, spec.invalid);
+    return parsed.data;
+  };
+}
+
+/** The merchant a caller is, or `*` (an operator's, or a route without a key: the default limits). */
+function merchantIdOf(caller: unknown): string {
+  const merchant = typeof caller === 'object' && caller !== null && 'merchantId' in caller ? caller.merchantId : '*';
+  return typeof merchant === 'string' ? merchant : '*';
 }
