@@ -4,7 +4,7 @@ import { providerConfig, publicBaseUrl, serverSchema } from './config/process-se
 import type { ServerConfig } from './config/process-settings';
 import type { PaymentTiming } from './domain/payment-model';
 import type { PaymentType } from './domain/requests';
-import { buildApp, loggerOptions } from './http/app';
+import { buildApp, loggerOptions } from './http/api-app';
 import { ApiKeys } from './http/auth';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createProviderClient } from './provider/provider-client';

@@ -13,7 +13,7 @@ import { parseKeyring } from '../src/crypto/keyring';
 import type { PaymentInput, PaymentResource } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentRequest } from '../src/domain/requests';
-import { loggerOptions } from '../src/http/app';
+import { loggerOptions } from '../src/http/api-app';
 import { connectClient } from '../src/temporal/temporal-client';
 import { temporalBinary } from '../src/local/binaries';
 import { vaultKey } from '../src/vault/card-vault';

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '../crypto/digest';
 import type { FastifyRequest } from 'fastify';
 import { signCodecToken, verifyCodecToken } from '../crypto/codec-tokens';
-import { ApiError } from './errors';
+import { ApiError } from './http-errors';
 
 /** Who makes a request: a merchant, or an operator (a person, by name). */
 export type Caller = { role: 'merchant'; merchantId: string } | { role: 'operator'; name: string };
@@ -43,13 +43,6 @@ export class ApiKeys {
     }
     if (!found) throw new ApiError(401, 'unauthorized', 'the API key is not valid');
     return found;
-  }
-
-  /** The operator a request's bearer key belongs to, or a 401/403 naming what is missing. */
-  authenticateOperator(request: FastifyRequest, action: string): Extract<Caller, { role: 'operator' }> {
-    const caller = this.authenticate(request);
-    if (caller.role !== 'operator') throw new ApiError(403, 'forbidden', `only an operator key can ${action}`);
-    return caller;
   }
 
   /** A decode-only Web UI codec token for an operator, valid for `ttlMs`; 404 when CODEC_TOKEN_SECRET is unset. */

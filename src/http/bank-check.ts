@@ -1,7 +1,7 @@
 import type { BankDirectory } from '../banks/directory';
 import { AppError } from '../payments/app-errors';
-import { ApiError } from './errors';
-import type { FieldError } from './errors';
+import { ApiError } from './http-errors';
+import type { FieldError } from './http-errors';
 
 /** Refuses (400) bank codes the provider does not list, before anything is sent; each bad one is named by its path. */
 export async function assertKnownBanks(

@@ -1,90 +1,206 @@
-import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { BankDirectory } from '../banks/directory';
-import type { payoutBatchSchema } from '../domain/batch-request';
-import type { RequestRules } from '../domain/requests';
+import { batchProgressSchema, paymentListSchema } from '../domain/api-resources';
+import { BATCH_ACTIONS } from '../domain/batch-model';
+import { payoutBatchSchema } from '../domain/batch-request';
+import { isBatchItemOf, isMerchantBatch } from '../domain/ids';
+import { PAYMENT_STATUSES } from '../domain/payment-model';
 import type { Batches } from '../payments/payout-batches';
 import { AppError } from '../payments/app-errors';
 import type { Payments } from '../payments/payments';
-import { isBatchItemOf, isMerchantBatch } from '../domain/ids';
-import { ROUTES, batchActionParams, batchParams } from './api-spec';
-import type { ApiKeys, Caller } from './auth';
+import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
-import { ApiError, validationError } from './errors';
 import { cursorError, listPage } from './pagination';
+import { jsonBodyErrors, page, paymentListExample, temporal, withKey } from './route-parts';
 import { route } from './route-spec';
+
+// Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel.
 
 export interface BatchRouteDeps {
   batches: Batches;
   payments: Payments;
   banks: BankDirectory;
-  keys: ApiKeys;
-  rules: RequestRules;
 }
 
 /** Room for 10,000 items of the longest allowed fields. */
 const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
 
-/** Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel. */
-export function registerBatchRoutes(
-  app: FastifyInstance,
-  { batches, payments, banks, keys, rules }: BatchRouteDeps,
-): void {
-  // One schema per merchant (its amount limit), built on its first batch.
-  const schemas = new Map<string, ReturnType<typeof payoutBatchSchema>>();
-  route(
-    app,
-    ROUTES.createPayoutBatch,
-    async (request, reply) => {
-      const caller = keys.authenticate(request);
-      if (caller.role !== 'merchant') throw new ApiError(403, 'forbidden', 'batches are created with a merchant key');
-      const schema = schemas.get(caller.merchantId) ?? ROUTES.createPayoutBatch.body.schema(rules, caller.merchantId);
-      schemas.set(caller.merchantId, schema);
-      const parsed = schema.safeParse(request.body);
-      if (!parsed.success) throw validationError(parsed.error, 'the batch is invalid');
-      await assertKnownBanks(
-        banks,
-        parsed.data.items.map((item, index) => ({ path: `items.${index}.bank_code`, code: item.bank_code })),
-      );
-      const { created, batch } = await batches.create(caller.merchantId, parsed.data);
-      request.log.info({ batchId: batch.id, created, items: batch.total.count }, 'payout batch submitted');
-      return reply.status(created ? 201 : 200).send(batch);
+const batchId = z
+  .string()
+  .regex(/^batch-[^~]{1,200}$/)
+  .describe('batch-{merchant id}-{reference}');
+const batchParams = z.object({ id: batchId });
+const notFound = 'no such payout batch';
+
+const example = {
+  id: 'batch-acme-payroll-2026-05',
+  reference: 'payroll-2026-05',
+  status: 'running',
+  concurrency: 50,
+  created_at: '2026-05-04T10:00:00.000Z',
+  started_at: '2026-05-04T10:00:00.100Z',
+  finished_at: null,
+  total: { count: 2, amount: 560 },
+  items: {
+    not_started: { count: 0, amount: 0 },
+    in_flight: { count: 1, amount: 310 },
+    succeeded: { count: 1, amount: 250 },
+    failed: { count: 0, amount: 0 },
+    needs_review: { count: 0, amount: 0 },
+  },
+  needs_review: [],
+  not_started: null,
+};
+const batch = { schema: batchProgressSchema, example };
+
+const createPayoutBatch = route(
+  {
+    operationId: 'createPayoutBatch',
+    method: 'POST',
+    path: '/v1/payout-batches',
+    tag: 'Payout batches',
+    summary: 'Submit a payout batch',
+    description:
+      'Up to 10,000 bank credits, validated before anything starts; the same reference and body again answers 200 ' +
+      'with the same batch. Bodies up to 8 MiB.',
+    auth: 'merchant',
+    forbidden: 'batches are created with a merchant key',
+    body: {
+      id: 'PayoutBatchRequest',
+      schema: (rules, merchantId) => payoutBatchSchema(rules.maxAmount(merchantId)),
+      invalid: 'the batch is invalid',
+      examples: {
+        payroll: {
+          reference: 'payroll-2026-05',
+          items: [
+            {
+              reference: 'emp-1',
+              amount: 250,
+              customer_name: 'Kofi Boateng',
+              bank_code: 'GH030100',
+              account_number: '1234567890',
+            },
+            {
+              reference: 'emp-2',
+              amount: 310,
+              customer_name: 'Ama Mensah',
+              bank_code: 'GH020100',
+              account_number: '9876543210',
+            },
+          ],
+        },
+      },
     },
-    { bodyLimit: BATCH_BODY_LIMIT },
-  );
+    answers: {
+      201: { description: 'A new batch.', ...batch },
+      200: { description: 'The batch this reference and body already started.', ...batch },
+    },
+    errors: { ...jsonBodyErrors, ...withKey, 403: ['forbidden'], 409: ['conflict'], 503: ['unavailable'] },
+    options: { bodyLimit: BATCH_BODY_LIMIT },
+  },
+  async ({ caller, body, request, reply }, { batches, banks }: BatchRouteDeps) => {
+    await assertKnownBanks(
+      banks,
+      body.items.map((item, index) => ({ path: `items.${index}.bank_code`, code: item.bank_code })),
+    );
+    const { created, batch } = await batches.create(caller.merchantId, body);
+    request.log.info({ batchId: batch.id, created, items: batch.total.count }, 'payout batch submitted');
+    return reply.status(created ? 201 : 200).send(batch);
+  },
+);
 
-  route(app, ROUTES.getPayoutBatch, async (request) => {
-    const caller = keys.authenticate(request);
-    const params = batchParams.safeParse(request.params);
-    if (!params.success) throw new AppError('not_found', 'no such payout batch');
-    assertVisible(caller, params.data.id);
-    return batches.get(params.data.id);
-  });
+const getPayoutBatch = route(
+  {
+    operationId: 'getPayoutBatch',
+    method: 'GET',
+    path: '/v1/payout-batches/:id',
+    tag: 'Payout batches',
+    summary: "Read a batch's progress",
+    auth: 'merchant_or_operator',
+    params: batchParams,
+    notFound,
+    answers: { 200: { description: 'Its progress.', ...batch } },
+    errors: { ...withKey, 404: ['not_found'], ...temporal },
+  },
+  ({ caller, params }, { batches }: BatchRouteDeps) => {
+    assertVisible(caller, params.id);
+    return batches.get(params.id);
+  },
+);
 
-  route(app, ROUTES.listPayoutBatchItems, async (request) => {
-    const caller = keys.authenticate(request);
-    const params = batchParams.safeParse(request.params);
-    if (!params.success) throw new AppError('not_found', 'no such payout batch');
-    assertVisible(caller, params.data.id);
-    const query = ROUTES.listPayoutBatchItems.query.safeParse(request.query);
-    if (!query.success) throw validationError(query.error, 'the filter is invalid');
-    const { starting_after: startingAfter, ...filter } = query.data;
-    if (startingAfter !== undefined && !isBatchItemOf(params.data.id, startingAfter)) throw cursorError();
-    return listPage(payments, { ...filter, batchId: params.data.id, startingAfter });
-  });
+const listPayoutBatchItems = route(
+  {
+    operationId: 'listPayoutBatchItems',
+    method: 'GET',
+    path: '/v1/payout-batches/:id/items',
+    tag: 'Payout batches',
+    summary: "List a batch's items",
+    description:
+      'The payments of the batch that have started, newest first, paged like `GET /v1/payments`. Items a batch ' +
+      'has not started yet are not payments yet.',
+    auth: 'merchant_or_operator',
+    params: batchParams,
+    notFound,
+    query: z.strictObject({ status: z.enum(PAYMENT_STATUSES).optional(), ...page }),
+    answers: {
+      200: {
+        description: 'One page.',
+        schema: paymentListSchema,
+        example: {
+          data: [
+            {
+              ...paymentListExample.data[0],
+              id: 'payment-acme-payroll-2026-05~emp-1',
+              type: 'bank_credit',
+              reference: 'emp-1',
+              amount: 250,
+            },
+          ],
+          has_more: true,
+        },
+      },
+    },
+    errors: { 400: ['invalid_request'], ...withKey, 404: ['not_found'], ...temporal },
+  },
+  ({ caller, params, query }, { payments }: BatchRouteDeps) => {
+    assertVisible(caller, params.id);
+    const { starting_after: startingAfter, ...filter } = query;
+    if (startingAfter !== undefined && !isBatchItemOf(params.id, startingAfter)) throw cursorError();
+    return listPage(payments, { ...filter, batchId: params.id, startingAfter });
+  },
+);
 
-  route(app, ROUTES.controlPayoutBatch, async (request) => {
-    const caller = keys.authenticate(request);
-    const params = batchActionParams.safeParse(request.params);
-    if (!params.success) throw new AppError('not_found', 'no such payout batch or action');
-    assertVisible(caller, params.data.id);
-    const batch = await batches.control(params.data.id, params.data.action);
-    request.log.info({ batchId: batch.id, action: params.data.action, role: caller.role }, 'payout batch control');
+const controlPayoutBatch = route(
+  {
+    operationId: 'controlPayoutBatch',
+    method: 'POST',
+    path: '/v1/payout-batches/:id/:action',
+    tag: 'Payout batches',
+    summary: 'Pause, resume or cancel a batch',
+    description:
+      'Applied as a Temporal Update: answers once applied. Cancel stops starting items and lets those in flight ' +
+      'finish. A 409 when the batch is past that point.',
+    auth: 'merchant_or_operator',
+    params: z.object({ id: batchId, action: z.enum(BATCH_ACTIONS) }),
+    notFound: 'no such payout batch or action',
+    answers: {
+      200: { description: 'The progress after the change.', ...batch, example: { ...example, status: 'paused' } },
+    },
+    errors: { ...jsonBodyErrors, ...withKey, 404: ['not_found'], 409: ['conflict'], ...temporal },
+  },
+  async ({ caller, params, request }, { batches }: BatchRouteDeps) => {
+    assertVisible(caller, params.id);
+    const batch = await batches.control(params.id, params.action);
+    request.log.info({ batchId: batch.id, action: params.action, role: caller.role }, 'payout batch control');
     return batch;
-  });
-}
+  },
+);
 
-function assertVisible(caller: Caller, batchId: string): void {
-  if (caller.role === 'merchant' && !isMerchantBatch(caller.merchantId, batchId)) {
-    throw new AppError('not_found', `no payout batch ${batchId}`);
+/** The payout batch routes, in the order the OpenAPI document lists them. */
+export const BATCH_ROUTES = [createPayoutBatch, getPayoutBatch, listPayoutBatchItems, controlPayoutBatch];
+
+function assertVisible(caller: Caller, id: string): void {
+  if (caller.role === 'merchant' && !isMerchantBatch(caller.merchantId, id)) {
+    throw new AppError('not_found', `no payout batch ${id}`);
   }
 }

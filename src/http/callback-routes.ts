@@ -1,11 +1,14 @@
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider/callback';
 import type { Payments } from '../payments/payments';
 import type { CallbackTokens } from '../crypto/callback-tokens';
-import { ROUTES } from './api-spec';
-import { ApiError } from './errors';
-import { route } from './route-spec';
+import { CALLBACK_ROUTE } from '../crypto/callback-tokens';
+import { ApiError } from './http-errors';
+import { always, malformed, paymentId, temporal } from './route-parts';
+import { registerRoutes, route } from './route-spec';
+import type { RouteContext } from './route-spec';
 
 export interface CallbackRouteDeps {
   payments: Payments;
@@ -13,49 +16,97 @@ export interface CallbackRouteDeps {
   metrics: ServerMetricSet;
 }
 
-interface CallbackParams {
-  paymentId: string;
-  token: string;
+interface CallbackState {
+  flood: CallbackBudget;
+  /** Each request's reason, counted once its answer is sent (errors included, also those raised before the handler). */
+  reasons: WeakMap<FastifyRequest, CallbackReason>;
 }
 
+const callbackReceived = z.object({ received: z.literal(true) }).meta({ id: 'CallbackReceived' });
+
+/** The provider's callback route, by query string (GET) or with a body in any encoding (POST). */
+function callbackRoute(method: 'GET' | 'POST') {
+  return route(
+    {
+      operationId: method === 'POST' ? 'providerCallback' : 'providerCallbackByQuery',
+      method,
+      path: CALLBACK_ROUTE,
+      tag: 'Provider callbacks',
+      summary: 'Not for merchants: the provider reports a transaction',
+      description:
+        'The URL the worker hands the provider at initiation, with an HMAC token of the payment id. Fields are read ' +
+        'tolerantly from JSON, a form or the query string. Accepted callbacks are checked by the payment workflow ' +
+        'before they settle anything.',
+      auth: 'url_token',
+      params: z.object({ paymentId, token: z.string() }),
+      ...(method === 'POST'
+        ? {
+            body: {
+              id: 'ProviderCallback',
+              schema: () => z.record(z.string(), z.unknown()),
+              examples: { success: { transaction_id: '100231', status: '1', message: 'Approved', amount: 12.5 } },
+              alsoAccepts: ['application/x-www-form-urlencoded', 'text/plain'],
+              required: false,
+              unchecked: true,
+            },
+          }
+        : {}),
+      answers: {
+        200: { description: 'Accepted (duplicates too).', schema: callbackReceived, example: { received: true } },
+      },
+      errors: {
+        400: ['unparseable_callback', ...malformed],
+        404: ['not_found'],
+        410: ['callback_expired'],
+        413: ['payload_too_large'],
+        429: ['too_many_callbacks'],
+        ...always,
+        ...temporal,
+      },
+    },
+    {
+      verify: ({ paymentId, token }, { tokens, reasons }: CallbackRouteDeps & CallbackState, request) => {
+        if (tokens.verify(paymentId, token)) return;
+        reasons.set(request, 'bad_token');
+        throw unknownPayment();
+      },
+      handle: async ({ params: { paymentId }, body, request }, { payments, flood, reasons }) => {
+        const callback = parseCallback({ ...(isRecord(request.query) ? request.query : {}), ...bodyFields(body) });
+        if (!callback) throw new ApiError(400, 'unparseable_callback', 'no transaction status found in the callback');
+        if (!flood.admit(paymentId)) {
+          reasons.set(request, 'rate_limited');
+          throw new ApiError(429, 'too_many_callbacks', 'too many callbacks for this payment; try again later');
+        }
+        const outcome = await payments.deliverCallback(paymentId, callback);
+        if (outcome === 'unknown') {
+          reasons.set(request, 'unknown_payment');
+          throw unknownPayment();
+        }
+        const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
+        if (outcome === 'closed') {
+          // The token lived as long as the payment's late-callback window; past it, nothing more is recorded.
+          reasons.set(request, 'payment_closed');
+          request.log.warn(log, 'callback for a payment whose workflow has closed; its callback URL has expired');
+          throw new ApiError(410, 'callback_expired', 'this payment no longer takes callbacks');
+        }
+        reasons.set(request, 'accepted');
+        request.log.info(log, 'callback accepted');
+        return { received: true };
+      },
+    },
+  );
+}
+
+/** The provider's callback routes, in the order the OpenAPI document lists them. */
+export const CALLBACK_ROUTES = [callbackRoute('POST'), callbackRoute('GET')];
+
 /** Provider callbacks, in whatever encoding they come, turned into signals to the payment's workflow. */
-export function registerCallbackRoutes(app: FastifyInstance, { payments, tokens, metrics }: CallbackRouteDeps): void {
-  const flood = new CallbackBudget();
-  // Each request's reason, counted once its answer is sent (errors included, also those raised before the handler).
-  const reasons = new WeakMap<FastifyRequest, CallbackReason>();
-  const handler = async (request: FastifyRequest<{ Params: CallbackParams }>) => {
-    const { paymentId, token } = request.params;
-    if (!tokens.verify(paymentId, token)) {
-      reasons.set(request, 'bad_token');
-      throw unknownPayment();
-    }
-    const callback = parseCallback(callbackFields(request));
-    if (!callback) throw new ApiError(400, 'unparseable_callback', 'no transaction status found in the callback');
-    if (!flood.admit(paymentId)) {
-      reasons.set(request, 'rate_limited');
-      throw new ApiError(429, 'too_many_callbacks', 'too many callbacks for this payment; try again later');
-    }
-    const outcome = await payments.deliverCallback(paymentId, callback);
-    if (outcome === 'unknown') {
-      reasons.set(request, 'unknown_payment');
-      throw unknownPayment();
-    }
-    const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
-    if (outcome === 'closed') {
-      // The token lived as long as the payment's late-callback window; past it, nothing more is recorded.
-      reasons.set(request, 'payment_closed');
-      request.log.warn(log, 'callback for a payment whose workflow has closed; its callback URL has expired');
-      throw new ApiError(410, 'callback_expired', 'this payment no longer takes callbacks');
-    }
-    reasons.set(request, 'accepted');
-    request.log.info(log, 'callback accepted');
-    return { received: true };
-  };
+export function registerCallbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps & RouteContext): void {
+  const state: CallbackState = { flood: new CallbackBudget(), reasons: new WeakMap() };
   app.addHook('onResponse', async (request, reply) => {
-    metrics.callback(reasons.get(request) ?? reasonOfStatus(reply.statusCode));
+    deps.metrics.callback(state.reasons.get(request) ?? reasonOfStatus(reply.statusCode));
   });
-  route(app, ROUTES.providerCallback, handler as RouteHandlerMethod);
-  route(app, ROUTES.providerCallbackByQuery, handler as RouteHandlerMethod);
+  registerRoutes(app, CALLBACK_ROUTES, { ...deps, ...state });
 }
 
 /** Callbacks one payment may send per minute: far above any provider's retries, far below a flood's. */
@@ -89,11 +140,6 @@ function reasonOfStatus(status: number): CallbackReason {
 
 function unknownPayment(): ApiError {
   return new ApiError(404, 'not_found', 'unknown payment');
-}
-
-function callbackFields(request: FastifyRequest): Record<string, unknown> {
-  const query = isRecord(request.query) ? request.query : {};
-  return { ...query, ...bodyFields(request.body) };
 }
 
 function bodyFields(body: unknown): Record<string, unknown> {

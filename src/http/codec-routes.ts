@@ -1,20 +1,145 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import type { z } from 'zod';
-import type { ApiKeys } from './auth';
-import { ROUTES, codecBody } from './api-spec';
-import { ApiError, validationError } from './errors';
-import { route } from './route-spec';
+import { z } from 'zod';
+import { ApiError } from './http-errors';
+import { always, jsonBodyErrors, malformed, withKey } from './route-parts';
+import { registerRoutes, route } from './route-spec';
+import type { RouteContext, RouteSpec } from './route-spec';
 
 export interface CodecRouteDeps {
   codec: PayloadCodec;
-  keys: ApiKeys;
   /** Browser origins allowed to call the codec (the Temporal Web UI's). */
   corsOrigins: readonly string[];
 }
 
 const CODEC_BODY_LIMIT = 4 * 1024 * 1024;
-type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
+const base64 = z
+  .string()
+  .max(CODEC_BODY_LIMIT)
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+/** Temporal's remote codec protocol: payloads with base64 metadata and data. */
+const codecBody = z
+  .object({
+    // Temporal's JSON leaves an empty list out: `{}` is no payloads (an Update without arguments), not an error.
+    payloads: z
+      .array(z.object({ metadata: z.record(z.string().max(256), base64).default({}), data: base64.optional() }))
+      .max(10_000)
+      .default([]),
+  })
+  .meta({ id: 'CodecPayloads' });
+type CodecPayloads = z.infer<typeof codecBody>;
+type JsonPayload = CodecPayloads['payloads'][number];
+
+const tag = 'Codec';
+const payloads = {
+  schema: codecBody,
+  example: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'e30=' }] },
+};
+const body = {
+  id: 'CodecRequest',
+  schema: () => codecBody,
+  examples: { one: payloads.example },
+  invalid: 'send {"payloads":[{"metadata":{…},"data":"…"}]}',
+};
+const codecErrors = {
+  400: [...malformed, 'codec_failed'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+  ...withKey,
+  403: ['forbidden'],
+} as const satisfies RouteSpec['errors'];
+const uiToken = z.object({ uiToken: z.string().max(1000) });
+const options = { bodyLimit: CODEC_BODY_LIMIT };
+
+/** `/codec/encode` and `/codec/decode`, with an operator's key. */
+function codecRoute(action: 'encode' | 'decode') {
+  return route(
+    {
+      operationId: action === 'encode' ? 'codecEncode' : 'codecDecode',
+      method: 'POST',
+      path: `/codec/${action}`,
+      tag,
+      summary: `${action === 'encode' ? 'Encode' : 'Decode'} payloads (Temporal's remote codec), operator key`,
+      auth: 'operator',
+      forbidden: 'only an operator key can use the codec',
+      body,
+      answers: { 200: { description: `The ${action}d payloads.`, ...payloads } },
+      errors: codecErrors,
+      options,
+    },
+    ({ caller, body, request, reply }, { codec }: CodecRouteDeps) =>
+      run(codec, action, 'api', caller.name, body, request, reply),
+  );
+}
+
+const codecUiDecode = route(
+  {
+    operationId: 'codecUiDecode',
+    method: 'POST',
+    path: '/codec/ui/:uiToken/decode',
+    tag,
+    summary: "The Temporal Web UI's decode, with an expiring token in the URL",
+    auth: 'url_token',
+    params: uiToken,
+    body,
+    answers: { 200: { description: 'The decoded payloads.', ...payloads } },
+    errors: { ...codecErrors, 404: ['not_found'] },
+    options,
+  },
+  {
+    verify: ({ uiToken }, { keys }: CodecRouteDeps & RouteContext) => keys.authenticateUiCodecToken(uiToken),
+    handle: ({ caller, body, request, reply }, { codec }) =>
+      run(codec, 'decode', 'web-ui', caller.name, body, request, reply),
+  },
+);
+
+const codecUiEncode = route(
+  {
+    operationId: 'codecUiEncode',
+    method: 'POST',
+    path: '/codec/ui/:uiToken/encode',
+    tag,
+    summary: 'Refused: a Web UI token only decodes',
+    auth: 'url_token',
+    params: uiToken,
+    answers: {},
+    errors: { ...jsonBodyErrors, 403: ['forbidden'], ...always },
+    options,
+  },
+  () => {
+    throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
+  },
+);
+
+/** The CORS preflight of a codec route: the hook of registerCodecRoutes answers it for an allowed origin. */
+function preflight(operationId: string, path: string) {
+  return route(
+    {
+      operationId,
+      method: 'OPTIONS',
+      path,
+      tag,
+      summary: 'CORS preflight for the Web UI (origins in CODEC_CORS_ORIGINS)',
+      auth: 'none',
+      ...(path.includes(':uiToken') ? { params: uiToken } : {}),
+      answers: { 204: { description: 'Allowed.' } },
+      errors: { 403: ['forbidden'], ...always },
+    },
+    ({ reply }) => reply.status(204).send(),
+  );
+}
+
+/** The codec routes, in the order the OpenAPI document lists them. */
+export const CODEC_ROUTES = [
+  codecRoute('encode'),
+  codecRoute('decode'),
+  codecUiDecode,
+  codecUiEncode,
+  preflight('codecEncodePreflight', '/codec/encode'),
+  preflight('codecDecodePreflight', '/codec/decode'),
+  preflight('codecUiEncodePreflight', '/codec/ui/:uiToken/encode'),
+  preflight('codecUiDecodePreflight', '/codec/ui/:uiToken/decode'),
+];
 
 /**
  * Temporal's remote codec protocol for operators. `/codec/decode` and `/codec/encode` take an operator's API key
@@ -22,8 +147,8 @@ type JsonPayload = z.infer<typeof codecBody>['payloads'][number];
  * `/codec/ui/{token}/decode` with an expiring, decode-only token (crypto/codec-tokens.ts). Every call is logged with the
  * operator's name and the workflows concerned, never the payloads.
  */
-export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOrigins }: CodecRouteDeps): void {
-  const allowed = new Set(corsOrigins);
+export function registerCodecRoutes(app: FastifyInstance, deps: CodecRouteDeps & RouteContext): void {
+  const allowed = new Set(deps.corsOrigins);
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
     if (origin === undefined) return;
@@ -37,67 +162,30 @@ export function registerCodecRoutes(app: FastifyInstance, { codec, keys, corsOri
     });
     if (request.method === 'OPTIONS') return reply.status(204).send();
   });
+  registerRoutes(app, CODEC_ROUTES, deps);
+}
 
-  const run = async (
-    action: 'encode' | 'decode',
-    via: 'api' | 'web-ui',
-    operator: string,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ) => {
-    const body = codecBody.safeParse(request.body);
-    if (!body.success) throw validationError(body.error, 'send {"payloads":[{"metadata":{…},"data":"…"}]}');
-    let payloads: Payload[];
-    try {
-      payloads = await codec[action](body.data.payloads.map(fromJson));
-    } catch {
-      throw new ApiError(400, 'codec_failed', `the payloads cannot be ${action}d with the configured keys`);
-    }
-    const plain = action === 'decode' ? payloads : body.data.payloads.map(fromJson);
-    request.log.info(
-      { operator, via, namespace: namespaceOf(request), payloads: payloads.length, ...workflowIdsIn(plain) },
-      `codec ${action}`,
-    );
-    return reply.send({ payloads: payloads.map(toJson) });
-  };
-
-  const options = { bodyLimit: CODEC_BODY_LIMIT };
-  for (const [action, spec] of [
-    ['encode', ROUTES.codecEncode],
-    ['decode', ROUTES.codecDecode],
-  ] as const) {
-    route(
-      app,
-      spec,
-      (request, reply) => run(action, 'api', keys.authenticateOperator(request, 'use the codec').name, request, reply),
-      options,
-    );
+async function run(
+  codec: PayloadCodec,
+  action: 'encode' | 'decode',
+  via: 'api' | 'web-ui',
+  operator: string,
+  body: CodecPayloads,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  let payloads: Payload[];
+  try {
+    payloads = await codec[action](body.payloads.map(fromJson));
+  } catch {
+    throw new ApiError(400, 'codec_failed', `the payloads cannot be ${action}d with the configured keys`);
   }
-  route(
-    app,
-    ROUTES.codecUiDecode,
-    (request, reply) => {
-      const { uiToken } = request.params as { uiToken: string };
-      return run('decode', 'web-ui', keys.authenticateUiCodecToken(uiToken).name, request, reply);
-    },
-    options,
+  const plain = action === 'decode' ? payloads : body.payloads.map(fromJson);
+  request.log.info(
+    { operator, via, namespace: namespaceOf(request), payloads: payloads.length, ...workflowIdsIn(plain) },
+    `codec ${action}`,
   );
-  route(
-    app,
-    ROUTES.codecUiEncode,
-    () => {
-      throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
-    },
-    options,
-  );
-  for (const spec of [
-    ROUTES.codecEncodePreflight,
-    ROUTES.codecDecodePreflight,
-    ROUTES.codecUiEncodePreflight,
-    ROUTES.codecUiDecodePreflight,
-  ]) {
-    route(app, spec, (_request, reply) => reply.status(204).send());
-  }
+  return reply.send({ payloads: payloads.map(toJson) });
 }
 
 const NAMESPACE = /^[\w.-]{1,255}$/;

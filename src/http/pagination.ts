@@ -1,7 +1,7 @@
 import type { PaymentList } from '../domain/api-resources';
 import { AppError } from '../payments/app-errors';
 import type { PageFilter, Payments } from '../payments/payments';
-import { ApiError } from './errors';
+import { ApiError } from './http-errors';
 
 /** A 400 naming a list's cursor that is not one of the listed payments. */
 export function cursorError(field = 'starting_after'): ApiError {

@@ -3,7 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { DEFAULT_MAX_AMOUNT } from '../../src/config/setting-parsers';
-import { openApiDocument } from '../../src/http/openapi';
+import { openApiDocument } from '../../src/http/openapi-document';
 
 // Real answers against the OpenAPI document: the JSON Schema the document gives for a route and status, compiled
 // with a JSON Schema 2020-12 validator independent of zod, so a wrong document (not only a wrong server) fails.

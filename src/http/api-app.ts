@@ -15,13 +15,14 @@ import { registerCodecRoutes } from './codec-routes';
 import { personalFieldNames } from '../domain/personal-data';
 import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
-import { ApiError, envelope, errorHandler } from './errors';
-import { registerBatchRoutes } from './batch-routes';
+import { ApiError, envelope, errorHandler } from './http-errors';
+import { BATCH_ROUTES } from './batch-routes';
 import { registerDocsRoutes } from './docs-routes';
-import { openApiDocument } from './openapi';
-import { registerHealthRoutes } from './health-routes';
-import { registerOperatorRoutes } from './operator-routes';
-import { registerPaymentRoutes } from './payment-routes';
+import { openApiDocument } from './openapi-document';
+import { HEALTH_ROUTES } from './health-routes';
+import { OPERATOR_ROUTES } from './operator-routes';
+import { PAYMENT_ROUTES } from './payment-routes';
+import { registerRoutes } from './route-spec';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
 
 export interface AppDeps {
@@ -92,11 +93,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
   });
-  registerHealthRoutes(app, deps.readiness);
-  registerPaymentRoutes(app, deps);
-  registerBatchRoutes(app, deps);
-  registerOperatorRoutes(app, deps);
-  registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }));
+  registerRoutes(app, HEALTH_ROUTES, deps);
+  registerRoutes(app, PAYMENT_ROUTES, deps);
+  registerRoutes(app, BATCH_ROUTES, deps);
+  registerRoutes(app, OPERATOR_ROUTES, deps);
+  registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }), deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {
     await scope.register(formbody);
@@ -104,7 +105,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerCallbackRoutes(scope, deps);
   });
   void app.register((scope, _options, done) => {
-    registerCodecRoutes(scope, { ...deps.codec, keys: deps.keys });
+    registerCodecRoutes(scope, { ...deps, ...deps.codec });
     done();
   });
   return app;

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { ErrorCode } from '../domain/api-resources';
+import type { RouteSpec } from './route-spec';
+
+// The schema pieces, error sets and examples that several *-routes.ts files declare their routes with.
+
+/** Most a page of a list holds. */
+export const MAX_PAGE_SIZE = 100;
+
+/** A payment's id in a path. */
+export const paymentId = z.string().min(1).max(200).describe('payment-{merchant id}-{reference}');
+
+/** The paging query parameters of a list. */
+export const page = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(20)
+    .describe(`how many to answer, 1–${MAX_PAGE_SIZE}`),
+  starting_after: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('the last id of the previous page: answers the page after it'),
+};
+
+/** The codes of a body that is not the JSON asked for. */
+export const malformed = ['invalid_request', 'invalid_json', 'bad_request'] as const satisfies ErrorCode[];
+/** The errors of a route that reads a JSON body. */
+export const jsonBodyErrors = {
+  400: malformed,
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+} as const satisfies RouteSpec['errors'];
+/** The error any route can answer. */
+export const always = { 500: ['internal'] } as const satisfies RouteSpec['errors'];
+/** The errors of a route that takes an API key. */
+export const withKey = { 401: ['unauthorized'], ...always } as const satisfies RouteSpec['errors'];
+/** The error of a route that asks Temporal. */
+export const temporal = { 503: ['unavailable'] } as const satisfies RouteSpec['errors'];
+
+/** A payment, as it is answered. */
+export const paymentExample = {
+  id: 'payment-acme-order-1001',
+  type: 'mobile_money_debit',
+  reference: 'order-1001',
+  status: 'succeeded',
+  amount: 12.5,
+  created_at: '2026-05-04T10:00:00.000Z',
+  updated_at: '2026-05-04T10:00:03.200Z',
+  provider: { transaction_id: '100231', status_code: '1', message: 'Approved' },
+  next_action: null,
+  failure: null,
+  events: [
+    { at: '2026-05-04T10:00:00.400Z', type: 'initiated', status_code: '2', message: 'Pending' },
+    { at: '2026-05-04T10:00:03.100Z', type: 'callback_received', outcome: 'succeeded', status_code: '1' },
+    { at: '2026-05-04T10:00:03.200Z', type: 'succeeded' },
+  ],
+};
+
+const { id, type, reference, status, amount, created_at } = paymentExample;
+/** One page of payments, as the lists answer it: the payment above, summed up. */
+export const paymentListExample = {
+  data: [{ id, type, reference, status, amount, created_at, closed_at: null }],
+  has_more: false,
+};
