@@ -16,7 +16,7 @@ import { waitForHttp } from '../src/local/supervisor';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { createSandbox } from '../src/sandbox/app';
 import type { Sandbox } from '../src/sandbox/app';
-import { paymentRequest } from './support/requests';
+import { paymentRequest } from './support/request-builders';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
@@ -27,8 +27,8 @@ import {
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
   testEnvironment,
-} from './support/stack';
-import type { SandboxRecord } from './support/stack';
+} from './support/test-stack';
+import type { SandboxRecord } from './support/test-stack';
 
 // The project on a real cluster (PostgreSQL, temporal-server, Web UI server) with two workers and two API servers:
 // merchants create payments on server A, the provider's callbacks go to server B; one worker is killed mid-load and

@@ -5,8 +5,8 @@ import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { Readiness } from '../src/payments/readiness';
 import { freePort } from '../src/local/free-port';
-import { startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 interface ReadyBody {
   status: string;

@@ -6,10 +6,10 @@ import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { connectClient } from '../src/temporal/client';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
-import { assertDocumented } from './support/openapi';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { assertDocumented } from './support/openapi-checks';
 
 /** The body as JSON, or its text when it is not JSON. */
 function parseJson(text: string): unknown {

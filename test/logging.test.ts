@@ -5,7 +5,7 @@ import type { PaymentResource } from '../src/domain/payment';
 import { freePort } from '../src/local/free-port';
 import { spawnEntry } from './support/process';
 import type { EntryProcess } from './support/process';
-import { paymentRequest } from './support/requests';
+import { paymentRequest } from './support/request-builders';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
@@ -16,8 +16,8 @@ import {
   TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
-} from './support/stack';
-import type { SandboxRecord, Stack } from './support/stack';
+} from './support/test-stack';
+import type { SandboxRecord, Stack } from './support/test-stack';
 
 // The worker and server processes as deployed: JSON lines on stdout, tied to requests and payments.
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { passesLuhn } from '../src/domain/card';
-import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
-import type { ApiResponse, Stack } from './support/stack';
-import { paymentRequest, uniqueReference } from './support/requests';
+import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/test-stack';
+import type { ApiResponse, Stack } from './support/test-stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
 
 interface ErrorBody {
   error: { code: string; message: string; fields: { path: string; message: string }[] };

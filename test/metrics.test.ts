@@ -7,9 +7,9 @@ import type { PaymentResource } from '../src/domain/payment';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
-import { paymentRequest } from './support/requests';
-import { NOTIFIED_MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { NOTIFIED_MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // The worker's Prometheus endpoint (SDK and product metrics) and the server's, scraped around known payments.
 

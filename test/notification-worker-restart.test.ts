@@ -4,10 +4,10 @@ import { after, before, it } from 'node:test';
 import type { NotificationEvent } from '../src/domain/notification';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { startWorkerProcess } from '../src/local/worker-process';
-import { paymentRequest } from './support/requests';
-import { NOTIFIED_MERCHANT_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
-import { setReceiverMode } from './support/merchant-inbox';
+import { paymentRequest } from './support/request-builders';
+import { NOTIFIED_MERCHANT_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { setReceiverMode } from './support/merchant-inbox-server';
 
 let stack: Stack;
 let worker: ChildProcess | undefined;

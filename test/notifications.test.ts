@@ -18,18 +18,18 @@ import { Notifications } from '../src/payments/notifications';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
 import type { BatchProgress } from '../src/domain/batch';
-import { batchBody } from './support/batches';
-import { ops } from './support/ops';
-import { paymentRequest } from './support/requests';
+import { batchBody } from './support/batch-helpers';
+import { ops } from './support/ops-cli-runner';
+import { paymentRequest } from './support/request-builders';
 import {
   NOTIFIED_MERCHANT_KEY,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
-} from './support/stack';
-import type { Stack } from './support/stack';
-import { setReceiverMode } from './support/merchant-inbox';
+} from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { setReceiverMode } from './support/merchant-inbox-server';
 
 let stack: Stack;
 let client: Client;

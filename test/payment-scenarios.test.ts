@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
-import { OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
-import { paymentRequest } from './support/requests';
+import { OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { paymentRequest } from './support/request-builders';
 
 const FINAL: PaymentStatus[] = ['succeeded', 'failed', 'needs_review'];
 const eventTypes = (p: PaymentResource) => p.events.map((e) => e.type);

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { freePort } from '../src/local/free-port';
 import { waitUntil } from '../src/local/wait-until';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
-import { paymentRequest, postCodec } from './support/requests';
+import { paymentRequest, postCodec } from './support/request-builders';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 
 // `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.

@@ -14,9 +14,9 @@ import type { PaymentInput, PaymentResource } from '../src/domain/payment';
 import type { Signed } from '../src/domain/signed';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { temporalBinary } from '../src/local/binaries';
-import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // Attacks from outside the code: whoever reaches Temporal (the `temporal` CLI, a raw client) or a callback URL
 // must not settle a payment or move money. Each attack is checked against the sandbox's ledger.

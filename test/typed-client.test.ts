@@ -13,13 +13,13 @@ import {
 import type { PaymentResource, PaymentStatus, PaymentSummary } from '../src/client';
 import { signNotification } from '../src/client/notification-signature';
 import { PAYMENT_TYPES } from '../src/domain/requests';
-import { batchBody } from './support/batches';
+import { batchBody } from './support/batch-helpers';
 import { startFaultyProxy } from './support/faulty-proxy';
 import { runNode } from './support/process';
 import type { FaultyProxy } from './support/faulty-proxy';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // The typed client (src/client/) against the running stack: every sandbox scenario of every payment type, an
 // operator's resolution, a batch, paging past a page, and the faults a merchant's service meets (a 503 with

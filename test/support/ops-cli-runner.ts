@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './stack';
+import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './test-stack';
 
 export interface Run {
   code: number | null;

@@ -1,7 +1,7 @@
 import { sampleBatchItems } from '../../src/local/sample-requests';
 import type { BatchProgress } from '../../src/domain/batch';
-import { OPERATOR_KEY } from './stack';
-import type { Stack } from './stack';
+import { OPERATOR_KEY } from './test-stack';
+import type { Stack } from './test-stack';
 
 /** A batch body whose items' sandbox scenarios cycle through `scenarios`. */
 export function batchBody(reference: string, count: number, scenarios: readonly string[] = ['00']) {

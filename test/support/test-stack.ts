@@ -22,8 +22,8 @@ import type { PaymentWorker } from '../../src/temporal/worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
 import { freePort } from '../../src/local/free-port';
-import { installTestRuntime } from './runtime';
-import { assertDocumented } from './openapi';
+import { installTestRuntime } from './test-runtime';
+import { assertDocumented } from './openapi-checks';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
