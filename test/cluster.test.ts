@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment';
 import type { PaymentType } from '../src/domain/requests';
 import { startCluster } from '../src/local/cluster';
@@ -296,19 +297,22 @@ it('two workers and two API servers on a real cluster settle every payment throu
 
   // Every payment settles where its scenario says.
   const settled = new Map<string, PaymentResource>();
-  const deadline = Date.now() + 180_000;
-  while (settled.size < created.length && Date.now() < deadline) {
-    const open = created.filter((c) => !settled.has(c.id));
-    for (let i = 0; i < open.length; i += 16) {
-      await Promise.all(
-        open.slice(i, i + 16).map(async (c) => {
-          const payment = await getPayment(i % 32 === 0 ? urlA : urlB, c.id);
-          if (payment && FINAL.includes(payment.status)) settled.set(c.id, payment);
-        }),
-      );
-    }
-    if (settled.size < created.length) await sleep(1000);
-  }
+  // What settled is kept across tries; the assertion below names what did not within 180 s.
+  await eventually(
+    async () => {
+      const open = created.filter((c) => !settled.has(c.id));
+      for (let i = 0; i < open.length; i += 16) {
+        await Promise.all(
+          open.slice(i, i + 16).map(async (c) => {
+            const payment = await getPayment(i % 32 === 0 ? urlA : urlB, c.id);
+            if (payment && FINAL.includes(payment.status)) settled.set(c.id, payment);
+          }),
+        );
+      }
+      assert.equal(settled.size, created.length);
+    },
+    { timeoutMs: 180_000, intervalMs: 1000, what: 'every payment settled' },
+  ).catch(() => undefined);
   const settledAt = Date.now();
   const stuck = created.filter((c) => !settled.has(c.id));
   const byStatus: Record<string, number> = {};

@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { eventually } from '../../src/local/eventually';
 import { sampleBatchItems } from '../../src/local/sample-requests';
 import type { BatchProgress } from '../../src/domain/batch';
 import { OPERATOR_KEY } from './test-stack';
@@ -15,15 +17,13 @@ export async function waitForBatch(
   done: (batch: BatchProgress) => boolean,
   timeoutMs = 60_000,
 ): Promise<BatchProgress> {
-  const deadline = Date.now() + timeoutMs;
-  let last: BatchProgress | undefined;
-  while (Date.now() < deadline) {
-    const response = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${id}`, undefined, OPERATOR_KEY);
-    if (response.status === 200) {
-      last = response.body;
-      if (done(last)) return last;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`batch ${id} did not get there in time; last: ${JSON.stringify(last)}`);
+  return eventually(
+    async () => {
+      const response = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${id}`, undefined, OPERATOR_KEY);
+      assert.equal(response.status, 200, `GET answered ${response.status}`);
+      assert.ok(done(response.body), `it is ${JSON.stringify(response.body)}`);
+      return response.body;
+    },
+    { timeoutMs, what: `batch ${id} getting there (${done.toString()})` },
+  );
 }

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { request } from 'undici';
 import {
   notificationSettings,
@@ -21,6 +22,7 @@ import { createPaymentWorker } from '../../src/temporal/worker';
 import type { PaymentWorker } from '../../src/temporal/worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
+import { eventually } from '../../src/local/eventually';
 import { freePort } from '../../src/local/free-port';
 import { installTestRuntime } from './test-runtime';
 import { assertDocumented } from './openapi-checks';
@@ -246,17 +248,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     workerMetricsUrl,
     api,
     async waitForStatus(id, statuses, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: PaymentResource | undefined;
-      while (Date.now() < deadline) {
-        const response = await api('GET', `/v1/payments/${encodeURIComponent(id)}`, undefined, OPERATOR_KEY);
-        if (response.status === 200) {
-          last = response.body;
-          if (statuses.includes(last.status)) return last;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(`payment ${id} did not reach ${statuses.join('|')}; last: ${JSON.stringify(last)}`);
+      return eventually(
+        async () => {
+          const response = await api('GET', `/v1/payments/${encodeURIComponent(id)}`, undefined, OPERATOR_KEY);
+          assert.equal(response.status, 200, `GET answered ${response.status}`);
+          assert.ok(statuses.includes(response.body.status), `it is ${JSON.stringify(response.body)}`);
+          return response.body;
+        },
+        { timeoutMs, intervalMs: 200, what: `payment ${id} reaching ${statuses.join('|')}` },
+      );
     },
     async upstreamRequests(paymentId) {
       const requests = await sandboxGet<SandboxRecord[]>('/sandbox/requests');
