@@ -135,7 +135,10 @@ export function serverProcess(): Launcher {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    await waitForHttp(`http://127.0.0.1:${env.PORT}/healthz`, child, name);
+    await waitForHttp(`http://127.0.0.1:${env.PORT}/healthz`, child, name).catch(async (err: unknown) => {
+      await stopChild(child, 'SIGKILL');
+      throw err;
+    });
     return { child, metricsPort: Number(env.METRICS_PORT), stop: (signal) => stopChild(child, signal) };
   };
 }
@@ -180,11 +183,11 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
     return child;
   };
   try {
-    // Both settle before anything is judged, so a failure of one never leaves the other running.
     cleanups.push(
       async () => devServer?.stop(),
       async () => redis?.stop(),
     );
+    // Both settle before anything is judged, so a failure of one never leaves the other running.
     const [temporalStart, vaultStart] = await Promise.allSettled([startTemporal(), startVault()]);
     if (temporalStart.status === 'rejected') throw temporalStart.reason;
     if (vaultStart.status === 'rejected') throw vaultStart.reason;
