@@ -7,7 +7,7 @@ import { printTable } from './bench/report';
 import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
 import { rssMb } from './bench/rss';
-import { startStack } from './bench/stack';
+import { startStack } from './bench/bench-stack';
 import { log, percentile } from './bench/stats';
 
 const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

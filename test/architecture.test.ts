@@ -142,13 +142,13 @@ describe('layer rules', () => {
     const found = await restrictedImports(
       'scripts',
       [
-        "import { startStack } from '../test/support/stack';",
+        "import { startStack } from '../test/support/test-stack';",
         "import { freePort } from '../src/local/free-port';",
         'export const used = [startStack, freePort];',
         '',
       ].join('\n'),
     );
-    assert.deepEqual([...found.keys()], ['../test/support/stack']);
+    assert.deepEqual([...found.keys()], ['../test/support/test-stack']);
   });
 
   it('find nothing wrong in the repository as it is', async () => {

@@ -30,11 +30,11 @@ import type { Signed } from '../src/domain/signed';
 import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
 import { idleHistory } from '../scripts/bench/history';
-import { waitForBatch } from './support/batches';
-import { paymentRequest } from './support/requests';
-import { installTestRuntime } from './support/runtime';
-import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, startStack } from './support/stack';
-import type { ApiResponse, Stack } from './support/stack';
+import { waitForBatch } from './support/batch-helpers';
+import { paymentRequest } from './support/request-builders';
+import { installTestRuntime } from './support/test-runtime';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, startStack } from './support/test-stack';
+import type { ApiResponse, Stack } from './support/test-stack';
 
 type History = temporal.api.history.v1.IHistory;
 

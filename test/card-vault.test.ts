@@ -26,7 +26,7 @@ import { startRedisServer } from '../src/local/redis-server';
 import type { RedisServer } from '../src/local/redis-server';
 import { createRedisVault } from '../src/vault/redis-vault';
 import { freePort } from '../src/local/free-port';
-import { paymentRequest } from './support/requests';
+import { paymentRequest } from './support/request-builders';
 import {
   OPERATOR_KEY,
   SANDBOX_TOKEN,
@@ -36,10 +36,10 @@ import {
   TEST_SIGNING_KEYS,
   testEnvironment,
   workerDeps,
-} from './support/stack';
+} from './support/test-stack';
 import { parseConfig } from '../src/config/config-loading';
 import { workerSchema } from '../src/config/process-settings';
-import type { Stack } from './support/stack';
+import type { Stack } from './support/test-stack';
 
 // A card payment whose vault entry is gone before the initiation fails cleanly, and nothing reaches the provider.
 

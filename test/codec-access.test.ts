@@ -7,8 +7,8 @@ import { ConfigError, parseConfig } from '../src/config/config-loading';
 import { serverSchema } from '../src/config/process-settings';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { signCodecToken } from '../src/crypto/codec-tokens';
-import { ops } from './support/ops';
-import { paymentRequest, postCodec } from './support/requests';
+import { ops } from './support/ops-cli-runner';
+import { paymentRequest, postCodec } from './support/request-builders';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
@@ -16,8 +16,8 @@ import {
   TEST_CODEC_TOKEN_SECRET,
   startStack,
   testEnvironment,
-} from './support/stack';
-import type { Stack } from './support/stack';
+} from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // Operators are people (`name:key`), and the codec tells who decoded what: operator keys decode and encode, the
 // Web UI's token only decodes and expires, and every call is logged with the operator and the workflows concerned.

@@ -3,10 +3,11 @@ import { after, describe, it } from 'node:test';
 import { PassThrough } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import { Readiness } from '../src/payments/readiness';
 import { freePort } from '../src/local/free-port';
-import { startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 interface ReadyBody {
   status: string;
@@ -29,13 +30,14 @@ describe('health', () => {
     const stack = await startStack();
     stacks.push(stack);
     assert.deepEqual((await get(stack, '/healthz')).body, { status: 'ok' });
-    const deadline = Date.now() + 15_000;
-    let ready = await get(stack, '/readyz');
-    while (ready.status !== 200 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      ready = await get(stack, '/readyz');
-    }
-    assert.equal(ready.status, 200, JSON.stringify(ready.body));
+    const ready = await eventually(
+      async () => {
+        const answer = await get(stack, '/readyz');
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return answer;
+      },
+      { timeoutMs: 15_000, what: 'the stack ready' },
+    );
     assert.deepEqual(ready.body, {
       status: 'ready',
       checks: { temporal: true, worker: true, provider: true },

@@ -3,13 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import { parseKeyring } from '../src/crypto/keyring';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { connectClient } from '../src/temporal/temporal-client';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
-import { assertDocumented } from './support/openapi';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { assertDocumented } from './support/openapi-checks';
 
 /** The body as JSON, or its text when it is not JSON. */
 function parseJson(text: string): unknown {
@@ -321,13 +322,10 @@ describe('hostile input', () => {
     assert.equal((await send('GET', '/healthz')).status, 200);
 
     const query = `TaskQueue = "${stack.taskQueue}"`;
-    let count = -1;
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
-      count = (await client.workflow.count(query)).count;
-      if (count === created.size + batchWorkflows) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    assert.equal(count, created.size + batchWorkflows);
+    await eventually(
+      async () => assert.equal((await client.workflow.count(query)).count, created.size + batchWorkflows),
+      { timeoutMs: 15_000, what: 'one workflow per 201 answer in visibility' },
+    );
     assert.ok(total >= 5000, `${total} requests`);
   });
 });

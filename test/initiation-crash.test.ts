@@ -7,9 +7,9 @@ import type { PaymentResource } from '../src/domain/payment-model';
 import { freePort } from '../src/local/free-port';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { waitUntil } from '../src/local/wait-until';
-import { paymentRequest } from './support/requests';
-import { startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // A worker killed in the middle of an initiation: the payment leaves `initiating` within seconds (the activity's
 // heartbeat stops), and what the provider never received fails on its own (`not_sent`) while what it did receive

@@ -6,9 +6,9 @@ import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
-import { paymentRequest } from './support/requests';
-import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 const OLD = ROTATION_OLD_KEY;
 const NEW = ROTATION_NEW_KEY;

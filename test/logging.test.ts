@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { freePort } from '../src/local/free-port';
 import { spawnEntry } from './support/process';
 import type { EntryProcess } from './support/process';
-import { paymentRequest } from './support/requests';
+import { paymentRequest } from './support/request-builders';
 import {
   MERCHANT_KEY,
   OPERATOR_KEY,
@@ -16,8 +17,8 @@ import {
   TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
-} from './support/stack';
-import type { SandboxRecord, Stack } from './support/stack';
+} from './support/test-stack';
+import type { SandboxRecord, Stack } from './support/test-stack';
 
 // The worker and server processes as deployed: JSON lines on stdout, tied to requests and payments.
 
@@ -62,16 +63,14 @@ before(async () => {
     FINGERPRINT_SECRET: 'log-test-fingerprint-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
   });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const ready = await request(`${baseUrl}/readyz`).then(
-      async (r) => (await r.body.text(), r.statusCode),
-      () => 0,
-    );
-    if (ready === 200) break;
-    if (Date.now() > deadline) throw new Error(`server not ready:\n${server.lines().join('\n')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await eventually(
+    async () => {
+      const response = await request(`${baseUrl}/readyz`);
+      await response.body.text();
+      assert.equal(response.statusCode, 200, `server not ready:\n${server.lines().join('\n')}`);
+    },
+    { timeoutMs: 30_000, what: 'the server ready' },
+  );
 });
 after(async () => {
   await server?.stop();
@@ -105,13 +104,10 @@ it('logs JSON lines carrying the request id, payment id and workflow id, and nev
   const created = await call('POST', '/v1/payments', 'log-test-create', paymentRequest('card_payment', '00'));
   assert.equal(created.status, 201);
   const id = created.body.id;
-  const deadline = Date.now() + 30_000;
-  let payment = created.body;
-  while (payment.status !== 'succeeded' && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    payment = (await call('GET', `/v1/payments/${id}`, 'log-test-poll')).body;
-  }
-  assert.equal(payment.status, 'succeeded');
+  await eventually(
+    async () => assert.equal((await call('GET', `/v1/payments/${id}`, 'log-test-poll')).body.status, 'succeeded'),
+    { timeoutMs: 30_000, what: `payment ${id} succeeded` },
+  );
   assert.equal((await call('GET', `/v1/payments/${id}`, 'log-test-read')).status, 200);
   await new Promise((r) => setTimeout(r, 500));
 

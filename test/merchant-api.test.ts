@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import { passesLuhn } from '../src/domain/card';
-import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
-import type { ApiResponse, Stack } from './support/stack';
-import { paymentRequest, uniqueReference } from './support/requests';
+import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/test-stack';
+import type { ApiResponse, Stack } from './support/test-stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
 
 interface ErrorBody {
   error: { code: string; message: string; fields: { path: string; message: string }[] };
@@ -253,20 +254,18 @@ describe('merchant API', () => {
   it('lists payments filtered by status and type', async () => {
     const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '11'));
     await stack.waitForStatus(created.body.id, ['failed']);
-    const deadline = Date.now() + 10_000;
-    let ids: string[] = [];
-    while (Date.now() < deadline) {
-      const list = await stack.api<{ data: { id: string; status: string; type: string }[] }>(
-        'GET',
-        '/v1/payments?status=failed&type=bank_credit&limit=50',
-      );
-      assert.equal(list.status, 200);
-      assert.ok(list.body.data.every((p) => p.status === 'failed' && p.type === 'bank_credit'));
-      ids = list.body.data.map((p) => p.id);
-      if (ids.includes(created.body.id)) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    assert.ok(ids.includes(created.body.id));
+    await eventually(
+      async () => {
+        const list = await stack.api<{ data: { id: string; status: string; type: string }[] }>(
+          'GET',
+          '/v1/payments?status=failed&type=bank_credit&limit=50',
+        );
+        assert.equal(list.status, 200);
+        assert.ok(list.body.data.every((p) => p.status === 'failed' && p.type === 'bank_credit'));
+        assert.ok(list.body.data.map((p) => p.id).includes(created.body.id));
+      },
+      { timeoutMs: 10_000, what: `the failed bank credit ${created.body.id} listed` },
+    );
     const bad = await stack.api<ErrorBody>('GET', '/v1/payments?status=lost&limit=0&reference=a%22%20OR%20x');
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.error.fields.map((f) => f.path).sort(), ['limit', 'reference', 'status']);

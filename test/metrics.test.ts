@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
-import { paymentRequest } from './support/requests';
-import { NOTIFIED_MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { NOTIFIED_MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // The worker's Prometheus endpoint (SDK and product metrics) and the server's, scraped around known payments.
 
@@ -70,14 +71,11 @@ const minus = (a: Expectation, b: Expectation): Expectation =>
 
 /** Scrapes until the deltas since `baseline` equal `expected` (metrics and visibility lag a little), then compares. */
 async function expectDeltas(baseline: Expectation, expected: Expectation, statusChecks: () => Promise<number>) {
-  const deadline = Date.now() + 20_000;
-  let actual: Expectation;
-  do {
-    actual = minus(readings(await scrapeBoth(), stack.taskQueue, await statusChecks()), baseline);
-    if (JSON.stringify(actual) === JSON.stringify(expected)) break;
-    await new Promise((r) => setTimeout(r, 300));
-  } while (Date.now() < deadline);
-  assert.deepEqual(actual, expected);
+  await eventually(
+    async () =>
+      assert.deepEqual(minus(readings(await scrapeBoth(), stack.taskQueue, await statusChecks()), baseline), expected),
+    { timeoutMs: 20_000, intervalMs: 300, what: 'the metrics deltas' },
+  );
 }
 
 it('the counters move by exactly the payments, callbacks and provider calls of a known run', async () => {
@@ -176,12 +174,14 @@ it('the Grafana dashboard only queries metrics the endpoints export', async () =
   assert.ok(exprs.length >= 10);
   // One notification delivered, so that the notification counters exist.
   await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'), NOTIFIED_MERCHANT_KEY);
-  for (const deadline = Date.now() + 20_000; ;) {
-    const names = (await scrape(stack.workerMetricsUrl ?? '')).map((sample) => sample.name);
-    if (names.includes(WorkerMetrics.notificationDeliveries)) break;
-    assert.ok(Date.now() < deadline, 'no notification delivery was counted');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await eventually(
+    async () =>
+      assert.ok(
+        (await scrape(stack.workerMetricsUrl ?? '')).some((s) => s.name === WorkerMetrics.notificationDeliveries),
+        'no notification delivery was counted',
+      ),
+    { timeoutMs: 20_000, intervalMs: 200, what: 'a notification delivery counted' },
+  );
   const { worker, server } = await scrapeBoth();
   const exported = new Set([...worker, ...server].map((s) => s.name));
   const referenced = new Set(exprs.flatMap(metricNames));

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
+import { eventually } from '../src/local/eventually';
 import type { NotificationEvent } from '../src/domain/notification';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { startWorkerProcess } from '../src/local/worker-process';
-import { paymentRequest } from './support/requests';
-import { NOTIFIED_MERCHANT_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
-import { setReceiverMode } from './support/merchant-inbox';
+import { paymentRequest } from './support/request-builders';
+import { NOTIFIED_MERCHANT_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { setReceiverMode } from './support/merchant-inbox-server';
 
 let stack: Stack;
 let worker: ChildProcess | undefined;
@@ -43,14 +44,14 @@ async function until(
   check: (list: ReceivedNotification[]) => boolean,
   timeoutMs: number,
 ): Promise<ReceivedNotification[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const list = await inbox();
-    if (check(list)) return list;
-    if (Date.now() > deadline)
-      throw new Error(`timed out; inbox: ${JSON.stringify(list.map((n) => [subjectOf(n), n.type, n.answered]))}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return eventually(
+    async () => {
+      const list = await inbox();
+      assert.ok(check(list), `inbox: ${JSON.stringify(list.map((n) => [subjectOf(n), n.type, n.answered]))}`);
+      return list;
+    },
+    { timeoutMs, what: `the merchant's inbox ${check.toString()}` },
+  );
 }
 
 it('a worker killed mid-delivery loses no notification: each arrives once the worker is back, under its first id', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { eventually } from '../src/local/eventually';
 import { parseConfig } from '../src/config/config-loading';
 import { cliSchema } from '../src/cli/ops-context';
 import { NOTIFICATION_DISPATCHER_WORKFLOW, notificationDispatcherId } from '../src/domain/ids';
@@ -18,18 +19,18 @@ import { Notifications } from '../src/payments/notification-deliveries';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
 import type { BatchProgress } from '../src/domain/batch-model';
-import { batchBody } from './support/batches';
-import { ops } from './support/ops';
-import { paymentRequest } from './support/requests';
+import { batchBody } from './support/batch-helpers';
+import { ops } from './support/ops-cli-runner';
+import { paymentRequest } from './support/request-builders';
 import {
   NOTIFIED_MERCHANT_KEY,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
   startStack,
   testEnvironment,
-} from './support/stack';
-import type { Stack } from './support/stack';
-import { setReceiverMode } from './support/merchant-inbox';
+} from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { setReceiverMode } from './support/merchant-inbox-server';
 
 let stack: Stack;
 let client: Client;
@@ -59,13 +60,14 @@ async function receivedUntil(
   done: (list: ReceivedNotification[]) => boolean,
   timeoutMs = 20_000,
 ): Promise<ReceivedNotification[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const list = await received(subject);
-    if (done(list)) return list;
-    if (Date.now() > deadline) throw new Error(`not received in time; got ${JSON.stringify(list.map(summary))}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return eventually(
+    async () => {
+      const list = await received(subject);
+      assert.ok(done(list), `got ${JSON.stringify(list.map(summary))}`);
+      return list;
+    },
+    { timeoutMs, intervalMs: 200, what: `notifications about ${subject} received (${done.toString()})` },
+  );
 }
 
 const subjectOf = (n: ReceivedNotification) => String((n.event as NotificationEvent).data?.object?.id);
@@ -79,12 +81,14 @@ const delivered = (list: ReceivedNotification[], type: string) =>
  */
 async function ranItsCode(workflowId: string, runId?: string) {
   const handle = client.workflow.getHandle(workflowId, runId);
-  for (const deadline = Date.now() + 15_000; ;) {
-    const history = await handle.fetchHistory();
-    if (history.events?.some((e) => e.workflowTaskCompletedEventAttributes)) return history;
-    assert.ok(Date.now() < deadline, `${workflowId} run ${runId ?? '(latest)'} ran no workflow task in 15 s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return eventually(
+    async () => {
+      const history = await handle.fetchHistory();
+      assert.ok(history.events?.some((e) => e.workflowTaskCompletedEventAttributes));
+      return history;
+    },
+    { timeoutMs: 15_000, what: `${workflowId} run ${runId ?? '(latest)'} running a workflow task` },
+  );
 }
 
 async function pay(type: 'card_payment' | 'mobile_money_debit', scenario: string): Promise<PaymentResource> {
@@ -119,13 +123,15 @@ describe('merchant notifications', () => {
     );
 
     const shown = await stack.waitForStatus(payment.id, ['succeeded']);
-    const deadline = Date.now() + 10_000;
-    let queued: string[] = [];
-    while (queued.length < 2 && Date.now() < deadline) {
-      const current = await stack.api('GET', `/v1/payments/${payment.id}`, undefined, NOTIFIED_MERCHANT_KEY);
-      queued = current.body.events.filter((e) => e.type === 'notification_queued').map((e) => e.message ?? '');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const queued = await eventually(
+      async () => {
+        const current = await stack.api('GET', `/v1/payments/${payment.id}`, undefined, NOTIFIED_MERCHANT_KEY);
+        const messages = current.body.events.filter((e) => e.type === 'notification_queued').map((e) => e.message);
+        assert.ok(messages.length >= 2, `queued: ${JSON.stringify(messages)}`);
+        return messages.map((message) => message ?? '');
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: `two notifications queued for ${payment.id}` },
+    );
     assert.deepEqual(queued, [`payment.action_required ${required!.id}`, `payment.succeeded ${succeeded!.id}`]);
     assert.equal(shown.status, 'succeeded');
   });
@@ -160,10 +166,11 @@ describe('merchant notifications', () => {
 
     const handle = client.workflow.getHandle(notificationDispatcherId(stack.notifiedMerchant));
     const recordOf = async () => (await handle.query(notificationsQuery)).find((r) => r.event_id === eventId);
-    for (const deadline = Date.now() + 10_000; (await recordOf())?.status !== 'stopped';) {
-      assert.ok(Date.now() < deadline, 'the event was not marked stopped');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(async () => assert.equal((await recordOf())?.status, 'stopped'), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: 'the event marked stopped',
+    });
     const merchant = ['--merchant', stack.notifiedMerchant];
     const listed = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
     assert.equal(listed.code, 0, listed.stderr);
@@ -254,10 +261,10 @@ describe('merchant notifications', () => {
     for (let i = 0; i < 3; i++) payments.push((await pay('mobile_money_debit', '00')).id);
     // Three events handed off and failing: the run passes 15 events and continues as new.
     const handle = client.workflow.getHandle(dispatcherId);
-    for (const deadline = Date.now() + 20_000; (await handle.describe()).runId === started.firstExecutionRunId;) {
-      assert.ok(Date.now() < deadline, 'the dispatcher did not continue as new');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await eventually(async () => assert.notEqual((await handle.describe()).runId, started.firstExecutionRunId), {
+      timeoutMs: 20_000,
+      what: 'the dispatcher continued as new',
+    });
     await setMode({ mode: 'ok' });
     for (const id of payments) {
       const list = await receivedUntil(id, (l) => delivered(l, 'payment.succeeded'));

@@ -13,12 +13,12 @@ import { AppError } from '../src/payments/app-errors';
 import type { Payments } from '../src/payments/payments';
 import type { Readiness } from '../src/payments/readiness';
 import { launchChromium } from './support/browser';
-import { apiDocument, assertDocumented, compileDocumented } from './support/openapi';
-import { MERCHANT_KEY, OPERATOR_KEY } from './support/stack';
+import { apiDocument, assertDocumented, compileDocumented } from './support/openapi-checks';
+import { MERCHANT_KEY, OPERATOR_KEY } from './support/test-stack';
 
 // The OpenAPI document without Temporal: an app built with stand-ins for the application layer, so the routes,
 // the served document and the error answers are checked in milliseconds. Real answers are checked against the
-// document in the API tests (test/support/stack.ts, hostile-input.test.ts) and the client's (client.test.ts).
+// document in the API tests (test/support/test-stack.ts, hostile-input.test.ts) and the client's (client.test.ts).
 
 type Json = Record<string, unknown>;
 const rules = { voucherChannels: [7], now: () => new Date(), maxAmount: () => DEFAULT_MAX_AMOUNT };

@@ -8,12 +8,12 @@ import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { waitUntil } from '../src/local/wait-until';
 import { batchItemPaymentId } from '../src/domain/ids';
-import { batchBody, waitForBatch } from './support/batches';
-import { ops, opsJsonUntil } from './support/ops';
+import { batchBody, waitForBatch } from './support/batch-helpers';
+import { ops, opsJsonUntil } from './support/ops-cli-runner';
 import { scrape, total } from './support/prometheus';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // What an operator can do to a workflow in the Web UI or with `temporal workflow …`, tried on waiting payments and
 // batches: Request Cancellation loses nothing, Terminate leaves a payment in review (never `pending`), and a Reset

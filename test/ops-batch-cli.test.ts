@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BatchProgress } from '../src/domain/batch-model';
-import { batchBody } from './support/batches';
-import { ops } from './support/ops';
-import { uniqueReference } from './support/requests';
-import { startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { batchBody } from './support/batch-helpers';
+import { ops } from './support/ops-cli-runner';
+import { uniqueReference } from './support/request-builders';
+import { startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 let stack: Stack;
 let batchId: string;

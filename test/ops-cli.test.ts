@@ -7,10 +7,10 @@ import type { PaymentResource } from '../src/domain/payment-model';
 import type { HistoryStep } from '../src/payments/workflow-history';
 import type { PaymentSummary } from '../src/payments/payments';
 import { freePort } from '../src/local/free-port';
-import { ops, opsJsonUntil } from './support/ops';
-import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS } from './support/stack';
-import type { Stack } from './support/stack';
+import { ops, opsJsonUntil } from './support/ops-cli-runner';
+import { paymentRequest } from './support/request-builders';
+import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // `npm run ops`, run as a process against the test dev server, with a real worker, server and sandbox behind it.
 

@@ -16,7 +16,7 @@ import { detachCard } from '../src/vault/card-data';
 import { createMemoryVault } from '../src/vault/card-vault';
 import type { CardVault } from '../src/vault/card-vault';
 import type { StoredPaymentRequest } from '../src/domain/payment-model';
-import { paymentRequest, storedRequest } from './support/requests';
+import { paymentRequest, storedRequest } from './support/request-builders';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
 const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);

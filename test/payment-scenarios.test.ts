@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { eventually } from '../src/local/eventually';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
-import { OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
-import { paymentRequest } from './support/requests';
+import { OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { paymentRequest } from './support/request-builders';
 
 const FINAL: PaymentStatus[] = ['succeeded', 'failed', 'needs_review'];
 const eventTypes = (p: PaymentResource) => p.events.map((e) => e.type);
@@ -43,16 +44,15 @@ describe('every sandbox scenario, for every payment type, on a real Temporal', (
   };
 
   /** Re-reads a payment until the predicate holds (later callbacks arrive after the first outcome). */
-  const eventually = async (payment: PaymentResource, predicate: (p: PaymentResource) => boolean) => {
-    const deadline = Date.now() + 10_000;
-    let latest = payment;
-    while (!predicate(latest) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      latest = (await stack.api('GET', `/v1/payments/${encodeURIComponent(payment.id)}`)).body;
-    }
-    assert.ok(predicate(latest), `events: ${eventTypes(latest).join()}`);
-    return latest;
-  };
+  const rereadUntil = (payment: PaymentResource, predicate: (p: PaymentResource) => boolean) =>
+    eventually(
+      async () => {
+        const latest = (await stack.api('GET', `/v1/payments/${encodeURIComponent(payment.id)}`)).body;
+        assert.ok(predicate(latest), `events: ${eventTypes(latest).join()}`);
+        return latest;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: `payment ${payment.id} ${predicate.toString()}` },
+    );
 
   for (const type of PAYMENT_TYPES) {
     describe(type, () => {
@@ -122,14 +122,14 @@ describe('every sandbox scenario, for every payment type, on a real Temporal', (
       });
 
       it('66: repeated success callbacks change nothing', async () => {
-        const payment = await eventually(settledOf(type, '66'), (p) => eventTypes(p).includes('callback_duplicate'));
+        const payment = await rereadUntil(settledOf(type, '66'), (p) => eventTypes(p).includes('callback_duplicate'));
         assert.equal(payment.status, 'succeeded');
         assert.equal(eventTypes(payment).filter((e) => e === 'succeeded').length, 1);
       });
 
       it('77: success then failure: the first outcome wins, the contradiction is recorded', async () => {
         assert.equal(settledOf(type, '77').status, 'succeeded');
-        const payment = await eventually(settledOf(type, '77'), (p) =>
+        const payment = await rereadUntil(settledOf(type, '77'), (p) =>
           eventTypes(p).includes('callback_contradicting'),
         );
         assert.equal(payment.status, 'succeeded');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PaymentInput, PaymentStatus, ProviderCallback } from '../src/domain/payment-model';
 import { PaymentState } from '../src/workflows/payment-state';
-import { storedRequest } from './support/requests';
+import { storedRequest } from './support/request-builders';
 
 const now = new Date('2026-11-21T10:00:00Z');
 const ack = { transactionId: '9', statusCode: '2', message: 'pending', redirectUrl: null };

@@ -11,8 +11,8 @@ import { callbackSignal, paymentQuery, resolveUpdate } from '../src/workflows/de
 import { PAYMENT_WORKFLOW } from '../src/domain/ids';
 import type { paymentWorkflow } from '../src/workflows';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
-import { storedRequest } from './support/requests';
-import { installTestRuntime } from './support/runtime';
+import { storedRequest } from './support/request-builders';
+import { installTestRuntime } from './support/test-runtime';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';

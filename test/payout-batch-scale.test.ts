@@ -10,10 +10,10 @@ import type { BatchCarry } from '../src/domain/batch-progress';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { connectClient } from '../src/temporal/temporal-client';
 import { itemSettledSignal } from '../src/workflows/definitions';
-import { batchBody, waitForBatch } from './support/batches';
-import { uniqueReference } from './support/requests';
-import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
-import type { SandboxRecord, Stack } from './support/stack';
+import { batchBody, waitForBatch } from './support/batch-helpers';
+import { uniqueReference } from './support/request-builders';
+import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
+import type { SandboxRecord, Stack } from './support/test-stack';
 import { startWorkerProcess } from '../src/local/worker-process';
 
 const ITEMS = 1000;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
-import { batchBody, waitForBatch } from './support/batches';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { batchBody, waitForBatch } from './support/batch-helpers';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 interface ErrorBody {
   error: { code: string; message: string; fields: { path: string; message: string }[] };

@@ -17,10 +17,10 @@ import { loggerOptions } from '../src/http/api-app';
 import { connectClient } from '../src/temporal/temporal-client';
 import { temporalBinary } from '../src/local/binaries';
 import { vaultKey } from '../src/vault/card-vault';
-import { paymentRequest } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/stack';
-import { installTestRuntime } from './support/runtime';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { installTestRuntime } from './support/test-runtime';
+import type { Stack } from './support/test-stack';
 
 // Card, mobile-money and bank payments run to completion; then their histories are read straight from the
 // Temporal server (no codec) and every log line is searched for personal data.

@@ -13,7 +13,7 @@ import { FailureTypes } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { scenarioFor } from '../src/sandbox/scenarios';
 import { FAILURE_CONVERTER_PATH, createDataConverter } from '../src/temporal/data-converter';
-import { TEST_ENCRYPTION_KEYS } from './support/stack';
+import { TEST_ENCRYPTION_KEYS } from './support/test-stack';
 
 type History = temporal.api.history.v1.IHistory;
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '../src/local/eventually';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/sandbox-app';
 import { sandboxOptionsFromEnv } from '../src/sandbox/env';
 
@@ -109,13 +110,14 @@ function sleep(ms: number): Promise<void> {
 type Probed<T> = T | undefined | false;
 
 async function waitFor<T>(probe: () => Probed<T> | Promise<Probed<T>>, what: string, timeoutMs = 3000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+  return eventually(
+    async () => {
+      const value = await probe();
+      if (value === undefined || value === false) throw new Error(`no ${what} yet`);
+      return value;
+    },
+    { timeoutMs, intervalMs: 10, what },
+  );
 }
 
 function mobileMoneyForm(phone: string, callbackUrl?: string): Record<string, string> {

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import { freePort } from '../src/local/free-port';
 import { waitUntil } from '../src/local/wait-until';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
-import { paymentRequest, postCodec } from './support/requests';
+import { paymentRequest, postCodec } from './support/request-builders';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 
 // `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.
@@ -119,14 +120,19 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const sandboxBearer = /sandbox ledger\s+\S+ \(authorization: Bearer (\S+)\)/.exec(first.output())?.[1];
   assert.ok(inboxUrl && sandboxBearer, first.output());
   type Received = { type: string; verified: boolean; event: { data: { object: { id: string } } } };
-  let told: Received | undefined;
-  for (const deadline = Date.now() + 15_000; !told && Date.now() < deadline;) {
-    const inbox = await request(inboxUrl, { headers: { authorization: `Bearer ${sandboxBearer}` } });
-    const received = (await inbox.body.json()) as Received[];
-    told = received.find((n) => n.type === 'payment.succeeded' && n.event.data.object.id === afterCrashes.body.id);
-    if (!told) await new Promise((r) => setTimeout(r, 250));
-  }
-  assert.equal(told?.verified, true);
+  const told = await eventually(
+    async () => {
+      const inbox = await request(inboxUrl, { headers: { authorization: `Bearer ${sandboxBearer}` } });
+      const received = (await inbox.body.json()) as Received[];
+      const found = received.find(
+        (n) => n.type === 'payment.succeeded' && n.event.data.object.id === afterCrashes.body.id,
+      );
+      assert.ok(found, `received: ${JSON.stringify(received.map((n) => n.type))}`);
+      return found;
+    },
+    { timeoutMs: 15_000, what: `the demo merchant told ${afterCrashes.body.id} succeeded` },
+  );
+  assert.equal(told.verified, true);
   // Scenario 33 never calls back: this payment is still waiting when the system stops.
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');

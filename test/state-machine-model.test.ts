@@ -7,7 +7,7 @@ import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from 
 import { toMinorUnits } from '../src/domain/money';
 import { BatchState } from '../src/workflows/batch-state';
 import { PaymentState } from '../src/workflows/payment-state';
-import { storedRequest } from './support/requests';
+import { storedRequest } from './support/request-builders';
 
 // Model-based tests of the two state machines the workflows drive: random sequences of everything that can reach a
 // payment or a batch, in any order, with the invariants checked after every step. Pure code: 150,000 runs in seconds.

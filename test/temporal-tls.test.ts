@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
+import { eventually } from '../src/local/eventually';
 import { WORKER_COMMAND } from '../src/local/build-outputs';
 import { freePort } from '../src/local/free-port';
-import { ops } from './support/ops';
+import { ops } from './support/ops-cli-runner';
 import { runEntry, runNode } from './support/process';
-import { paymentRequest } from './support/requests';
-import { startStack, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { startStack, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 import { startTlsTemporal, SYSTEM_WORKER_NAME } from './support/tls-temporal';
 import type { TlsTemporal } from './support/tls-temporal';
 import { startWorkerProcess } from '../src/local/worker-process';
@@ -39,11 +40,14 @@ const runWorker = (env: Record<string, string>) => runNode([...WORKER_COMMAND], 
 
 /** Whether the server logs this refusal (after the first `from` ones) within two seconds. */
 async function refusedSince(from: number, reason: string): Promise<boolean> {
-  for (const deadline = Date.now() + 2000; Date.now() < deadline;) {
-    if (temporal.refused.slice(from).includes(reason)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
+  return eventually(() => temporal.refused.slice(from).includes(reason), {
+    timeoutMs: 2000,
+    intervalMs: 50,
+    what: `the refusal "${reason}" logged`,
+  }).then(
+    () => true,
+    () => false,
+  );
 }
 
 it('the worker process and the server connect over mTLS; a payment completes; the CLI and registration connect too', async (t) => {

@@ -17,8 +17,8 @@ import { activeTracing, startTracing, tracingRequested } from '../src/telemetry/
 import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { createRedisVault } from '../src/vault/redis-vault';
 import { runNode } from './support/process';
-import { paymentRequest } from './support/requests';
-import { startStack, TEST_CALLBACK_SECRET, testEnvironment, workerDeps } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import { startStack, TEST_CALLBACK_SECRET, testEnvironment, workerDeps } from './support/test-stack';
 
 // Tracing end to end: the real server app, an in-process worker with the interceptors and the workflow bundle, and
 // the sandbox provider, exporting to memory. The order matters: the first test runs before anything is registered.

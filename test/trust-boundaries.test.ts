@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { request } from 'undici';
+import { eventually } from '../src/local/eventually';
 import { SearchAttributes } from '../src/workflows/definitions';
 import { PAYMENT_WORKFLOW } from '../src/domain/ids';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -14,9 +15,15 @@ import type { PaymentInput, PaymentResource } from '../src/domain/payment-model'
 import type { Signed } from '../src/domain/signed';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { temporalBinary } from '../src/local/binaries';
-import { paymentRequest } from './support/requests';
-import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest } from './support/request-builders';
+import {
+  OPERATOR_KEY,
+  startStack,
+  TEST_ENCRYPTION_KEYS,
+  TEST_SIGNING_KEYS,
+  testEnvironment,
+} from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // Attacks from outside the code: whoever reaches Temporal (the `temporal` CLI, a raw client) or a callback URL
 // must not settle a payment or move money. Each attack is checked against the sandbox's ledger.
@@ -61,13 +68,14 @@ async function ledgerSize(): Promise<number> {
 
 /** Waits until the history has an event matching the check; the events so far. */
 async function untilEvent(workflowId: string, check: (e: Event) => boolean, timeoutMs = 15_000): Promise<Event[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const events = await history(workflowId);
-    if (events.some(check)) return events;
-    if (Date.now() > deadline) assert.fail(`no such event in ${workflowId}'s history`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return eventually(
+    async () => {
+      const events = await history(workflowId);
+      assert.ok(events.some(check), `no such event in ${workflowId}'s history`);
+      return events;
+    },
+    { timeoutMs, intervalMs: 200, what: `an event ${check.toString()} in ${workflowId}'s history` },
+  );
 }
 
 const temporalCli = (args: string[]) =>
@@ -88,13 +96,15 @@ async function paymentNow(id: string): Promise<PaymentResource> {
 
 /** The payment once it has recorded `count` rejected callbacks (or after 10 s, for the assertions to explain). */
 async function afterRejections(id: string, count: number): Promise<PaymentResource> {
-  const deadline = Date.now() + 10_000;
-  let now = await paymentNow(id);
-  while (now.events.filter((e) => e.type === 'callback_rejected').length < count && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    now = await paymentNow(id);
-  }
-  return now;
+  const rejected = (payment: PaymentResource) => payment.events.filter((e) => e.type === 'callback_rejected');
+  return eventually(
+    async () => {
+      const now = await paymentNow(id);
+      assert.ok(rejected(now).length >= count);
+      return now;
+    },
+    { timeoutMs: 10_000, intervalMs: 200, what: `${count} rejected callbacks of ${id}` },
+  ).catch(() => paymentNow(id));
 }
 
 describe('trust boundaries', () => {
@@ -270,11 +280,10 @@ describe('trust boundaries', () => {
     const payment = await stack.waitForStatus(created.body.id, ['failed']);
     const callbackUrl = (await stack.upstreamTransactions(payment.id))[0]?.callback_url;
     assert.ok(callbackUrl);
-    const deadline = Date.now() + 20_000;
-    while ((await inspect(payment.id)).running) {
-      assert.ok(Date.now() < deadline, 'the workflow closes after its late-callback window');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await eventually(async () => assert.equal((await inspect(payment.id)).running, false), {
+      timeoutMs: 20_000,
+      what: 'the workflow closed after its late-callback window',
+    });
     const late = await request(`${callbackUrl}?status=1&amount=12.5&transaction_id=${payment.provider.transaction_id}`);
     assert.equal(late.statusCode, 410);
     assert.equal(((await late.body.json()) as { error: { code: string } }).error.code, 'callback_expired');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { eventually } from '../src/local/eventually';
 import {
   NotificationSignatureError,
   PaymentsApiError,
@@ -13,13 +14,13 @@ import {
 import type { PaymentResource, PaymentStatus, PaymentSummary } from '../src/client';
 import { signNotification } from '../src/client/notification-signature';
 import { PAYMENT_TYPES } from '../src/domain/requests';
-import { batchBody } from './support/batches';
+import { batchBody } from './support/batch-helpers';
 import { startFaultyProxy } from './support/faulty-proxy';
 import { runNode } from './support/process';
 import type { FaultyProxy } from './support/faulty-proxy';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // The typed client (src/client/) against the running stack: every sandbox scenario of every payment type, an
 // operator's resolution, a batch, paging past a page, and the faults a merchant's service meets (a 503 with
@@ -118,16 +119,18 @@ describe('the typed client against the running stack', () => {
 
   it('pages past a page: every payment of the merchant, newest first, none twice', async () => {
     const ids = new Set([...created.values()].map((p) => p.id));
-    let summaries: PaymentSummary[] = [];
-    let listed: string[] = [];
     // Visibility is eventually consistent: wait until it lists all of them.
-    for (let tries = 0; tries < 40; tries++) {
-      summaries = [];
-      for await (const summary of client.allPayments({ limit: 7 })) summaries.push(summary);
-      listed = summaries.map((p) => p.id);
-      if ([...ids].every((id) => listed.includes(id))) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const summaries = await eventually(
+      async () => {
+        const all: PaymentSummary[] = [];
+        for await (const summary of client.allPayments({ limit: 7 })) all.push(summary);
+        const missing = [...ids].filter((id) => !all.some((p) => p.id === id));
+        assert.deepEqual(missing, [], 'not listed yet');
+        return all;
+      },
+      { timeoutMs: 10_000, what: 'every payment of the merchant listed' },
+    );
+    const listed = summaries.map((p) => p.id);
     assert.equal(new Set(listed).size, listed.length, 'no payment twice');
     assert.deepEqual(new Set(listed), ids);
     const first = await client.listPayments({ limit: 7 });
@@ -152,19 +155,24 @@ describe('the typed client against the running stack', () => {
     const batch = await client.createBatch(body);
     assert.equal(batch.total.count, 5);
     assert.equal((await client.createBatch(body)).id, batch.id, 'the same batch again');
-    let progress = batch;
-    for (let tries = 0; progress.status !== 'completed' && tries < 120; tries++) {
-      await new Promise((r) => setTimeout(r, 250));
-      progress = await client.getBatch(batch.id);
-    }
-    assert.equal(progress.status, 'completed');
+    const progress = await eventually(
+      async () => {
+        const now = await client.getBatch(batch.id);
+        assert.equal(now.status, 'completed');
+        return now;
+      },
+      { timeoutMs: 30_000, what: `batch ${batch.id} completed` },
+    );
     assert.deepEqual([progress.items.succeeded.count, progress.items.failed.count], [3, 2]);
-    let items: string[] = [];
-    for (let tries = 0; items.length < 5 && tries < 40; tries++) {
-      items = [];
-      for await (const item of client.allBatchItems(batch.id, { limit: 2 })) items.push(item.reference ?? '');
-      if (items.length < 5) await new Promise((r) => setTimeout(r, 250));
-    }
+    const items = await eventually(
+      async () => {
+        const references: string[] = [];
+        for await (const item of client.allBatchItems(batch.id, { limit: 2 })) references.push(item.reference ?? '');
+        assert.ok(references.length >= 5, `${references.length} items`);
+        return references;
+      },
+      { timeoutMs: 10_000, what: `the 5 items of batch ${batch.id} paged through` },
+    );
     assert.deepEqual(items.sort(), body.items.map((item) => item.reference).sort());
     const late = await client.pauseBatch(batch.id).catch((e: unknown) => e);
     assert.ok(late instanceof PaymentsApiError);

@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { PaymentResource } from '../src/domain/payment-model';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { startStack, testEnvironment } from './support/stack';
-import type { Stack } from './support/stack';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { startStack, testEnvironment } from './support/test-stack';
+import type { Stack } from './support/test-stack';
 
 // POST /v1/payments starts the workflow and waits for its initiation step in one Update-with-Start: the history shows
 // the start and the `initiation` update together, and no query is polled.

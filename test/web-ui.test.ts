@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { artifactPath, launchChromium } from './support/browser';
 import { freePort } from '../src/local/free-port';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
-import { paymentRequest } from './support/requests';
+import { paymentRequest } from './support/request-builders';
 
 // A real headless Chromium against `npm start`'s stack: an operator sets the Web UI's codec endpoint to the
 // expiring URL `npm start` printed, finds the payment in review with its decoded summary and details, and a payer

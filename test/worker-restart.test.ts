@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment-model';
-import { startStack } from './support/stack';
-import type { Stack } from './support/stack';
-import { paymentRequest } from './support/requests';
+import { startStack } from './support/test-stack';
+import type { Stack } from './support/test-stack';
+import { paymentRequest } from './support/request-builders';
 import { startWorkerProcess } from '../src/local/worker-process';
 
 let stack: Stack;

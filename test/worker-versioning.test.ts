@@ -18,10 +18,10 @@ import { SUCCESS_MESSAGE } from '../src/sandbox/scenarios';
 import { parseKeyring } from '../src/crypto/keyring';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { bundleBuildId } from '../src/temporal/deployment';
-import { batchBody, waitForBatch } from './support/batches';
-import { paymentRequest, uniqueReference } from './support/requests';
-import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/stack';
-import type { SandboxRecord, Stack } from './support/stack';
+import { batchBody, waitForBatch } from './support/batch-helpers';
+import { paymentRequest, uniqueReference } from './support/request-builders';
+import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
+import type { SandboxRecord, Stack } from './support/test-stack';
 
 // Build A is the bundle `npm run build` made; build B the same bundle with one line added, so its derived build id
 // differs as any change to the workflow code makes it. Both run as worker processes of one deployment on this

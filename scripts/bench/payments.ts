@@ -1,5 +1,5 @@
 import type { PaymentResource } from '../../src/domain/payment-model';
-import type { BenchStack } from './stack';
+import type { BenchStack } from './bench-stack';
 import { waitForFinalStatus } from './history';
 
 let serial = 0;

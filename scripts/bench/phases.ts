@@ -7,8 +7,9 @@ import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
 import { RssSampler } from './rss';
 import type { BenchSettings } from './settings';
-import { stopChild, TWIN_TASK_QUEUE } from './stack';
-import type { BenchStack } from './stack';
+import { stopChild } from '../../src/local/stack-builder';
+import { TWIN_TASK_QUEUE } from './bench-stack';
+import type { BenchStack } from './bench-stack';
 import { latencyLine, log } from './stats';
 import { twinGo, twinReady, twinWorkflow } from './twin-workflow';
 

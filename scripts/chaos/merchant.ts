@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { z } from 'zod';
 import { errorEnvelopeSchema } from '../../src/domain/api-resources';
-import { MERCHANT_KEY } from './stack';
+import { MERCHANT_KEY } from './chaos-stack';
 
 /** How the API answered the harness's merchant: every answer is correct, or a 503 / lost connection a retry resolved. */
 export interface AnswerTally {

@@ -16,8 +16,8 @@ import { verify } from './verify';
 import type { Outage, Planned } from './verify';
 import { SCENARIOS } from './requests';
 import { sampleBatchItems, sampleRequest } from '../../src/local/sample-requests';
-import { MERCHANT_ID, startChaosStack } from './stack';
-import type { ChaosStack } from './stack';
+import { MERCHANT_ID, startChaosStack } from './chaos-stack';
+import type { ChaosStack } from './chaos-stack';
 
 export interface ChaosOptions {
   payments: number;

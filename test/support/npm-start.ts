@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment-model';
+import { eventually } from '../../src/local/eventually';
 import { waitUntil } from '../../src/local/wait-until';
 
 export interface StartedSystem {
@@ -53,13 +55,14 @@ export function merchantApi(baseUrl: string, key: string) {
     return { status: response.statusCode, body: (await response.body.json()) as PaymentResource };
   };
   const waitFor = async (id: string, status: PaymentStatus, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const payment = (await api('GET', `/v1/payments/${id}`)).body;
-      if (payment.status === status) return payment;
-      if (Date.now() > deadline) throw new Error(`${id} is ${payment.status}, not ${status}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    return eventually(
+      async () => {
+        const payment = (await api('GET', `/v1/payments/${id}`)).body;
+        assert.equal(payment.status, status, `${id} is ${payment.status}, not ${status}`);
+        return payment;
+      },
+      { timeoutMs, what: `payment ${id} ${status}` },
+    );
   };
   return { api, waitFor };
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
+import { eventually } from '../../src/local/eventually';
 import { temporalBinary } from '../../src/local/binaries';
 import { temporalConnection } from '../../src/temporal/connection-settings';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
@@ -229,18 +230,15 @@ export async function startTlsTemporal(): Promise<TlsTemporal> {
 
 /** Waits for the frontend over mTLS, registers the namespace and search attributes, and waits until they resolve. */
 async function prepare(options: Parameters<typeof Connection.connect>[0], exited: () => boolean): Promise<void> {
+  // One 60 s budget for all the steps together.
   const deadline = Date.now() + 60_000;
-  const retry = async <T>(what: string, step: () => Promise<T>): Promise<T> => {
-    for (;;) {
-      if (exited()) throw new Error('the server exited');
-      try {
-        return await step();
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`${what} not done within 60s: ${String(err)}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
-  };
+  const retry = <T>(what: string, step: () => Promise<T>) =>
+    eventually(step, {
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      intervalMs: 200,
+      what,
+      stopIf: () => (exited() ? new Error('the server exited') : undefined),
+    });
   const connection = await retry('connect', () => Connection.connect({ ...options, connectTimeout: 1000 }));
   const { workflowService } = connection;
   try {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './stack';
+import { eventually } from '../../src/local/eventually';
+import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './test-stack';
 
 export interface Run {
   code: number | null;
@@ -34,12 +35,18 @@ export function ops(args: string[], env: Record<string, string> = {}): Promise<R
 
 /** Runs a `--json` command until its parsed output satisfies the check (visibility lags a workflow by a moment). */
 export async function opsJsonUntil<T>(args: string[], check: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const run = await ops([...args, '--json']);
-    assert.equal(run.code, 0, run.stderr);
-    const value = JSON.parse(run.stdout) as T;
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  return eventually(
+    async () => {
+      const run = await ops([...args, '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      const value = JSON.parse(run.stdout) as T;
+      assert.ok(check(value), `it printed ${run.stdout.slice(0, 2000)}`);
+      return value;
+    },
+    {
+      timeoutMs: 15_000,
+      intervalMs: 300,
+      what: `ops ${args.join(' ')} --json printing what ${check.toString()} wants`,
+    },
+  );
 }

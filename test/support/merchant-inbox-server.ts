@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import type { ReceiverMode } from '../../src/sandbox/merchant-inbox';
-import { SANDBOX_TOKEN } from './stack';
-import type { Stack } from './stack';
+import { SANDBOX_TOKEN } from './test-stack';
+import type { Stack } from './test-stack';
 
 /** Tells the stack's sandbox merchant side how to answer the next notifications (ok, fail, timeout, gone). */
 export async function setReceiverMode(stack: Stack, mode: ReceiverMode): Promise<void> {

@@ -1,11 +1,6 @@
+import assert from 'node:assert/strict';
 import { request } from 'undici';
-import {
-  notificationSettings,
-  providerConfig,
-  publicBaseUrl,
-  serverSchema,
-  workerSchema,
-} from '../../src/config/process-settings';
+import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } from '../../src/config/process-settings';
 import { parseConfig } from '../../src/config/config-loading';
 import { WORKFLOW_BUNDLE } from '../../src/local/build-outputs';
 import type { WorkerConfig } from '../../src/config/process-settings';
@@ -14,16 +9,16 @@ import { CallbackTokens } from '../../src/crypto/callback-tokens';
 import type { ProviderClient } from '../../src/provider/provider-client';
 import type { PaymentResource, PaymentStatus } from '../../src/domain/payment-model';
 import { createProviderClient } from '../../src/provider/provider-client';
-import { createSandbox } from '../../src/sandbox/sandbox-app';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/sandbox-app';
-import { startServer } from '../../src/server';
 import { createPaymentWorker } from '../../src/temporal/payment-worker';
 import type { PaymentWorker } from '../../src/temporal/payment-worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
-import { freePort } from '../../src/local/free-port';
-import { installTestRuntime } from './runtime';
-import { assertDocumented } from './openapi';
+import { eventually } from '../../src/local/eventually';
+import { buildStack, serverInProcess } from '../../src/local/stack-builder';
+import type { Launcher } from '../../src/local/stack-builder';
+import { installTestRuntime } from './test-runtime';
+import { assertDocumented } from './openapi-checks';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
 export const OTHER_MERCHANT_KEY = 'mk_other_0123456789abcdef';
@@ -112,89 +107,13 @@ export function workerDeps(config: WorkerConfig, provider: ProviderClient, cardV
   };
 }
 
-/** Starts sandbox, worker and server in this process against the shared test dev server. */
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const { address, bundlePath, vaultUrl } = testEnvironment();
-  // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
-  const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
-  const taskQueue = options.taskQueue ?? `test-${process.pid}-${++stackCount}-${Date.now()}`;
-  const sandbox = await createSandbox({
-    token: SANDBOX_TOKEN,
-    callbackDelayMs: 200,
-    slowResponseMs: 8000,
-    auto3ds: 'approve',
-    host: '127.0.0.1',
-    port: 0,
-    logger: false,
-    notificationSecrets: [TEST_NOTIFICATION_SECRET],
-    ...options.sandbox,
-  });
-  const port = await freePort();
-  // Its own merchant per stack: a dispatcher left on the dev server by an earlier stack (its worker gone) is not it.
-  const notifiedMerchant = `n${process.pid.toString(36)}${stackCount.toString(36)}${Date.now().toString(36)}`;
-  const workerEnv: Record<string, string> = {
-    TEMPORAL_ADDRESS: address,
-    SIGNING_KEYS: TEST_SIGNING_KEYS,
-    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    TASK_QUEUE: taskQueue,
-    PROVIDER_BASE_URL: sandbox.url,
-    PROVIDER_TOKEN: SANDBOX_TOKEN,
-    PROVIDER_STATUS_URL: `${sandbox.url}/api/transactions/{transaction_id}`,
-    PROVIDER_STATUS_BY_REFERENCE_URL: `${sandbox.url}/api/transactions?reference={reference}`,
-    PROVIDER_TIMEOUT: '3s',
-    PROVIDER_CONNECT_TIMEOUT: '1s',
-    WORKFLOW_BUNDLE_PATH: bundlePath,
-    WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
-    VAULT_URL: vaultUrl,
-    LOG_LEVEL: 'warn',
-    MERCHANT_WEBHOOKS: JSON.stringify({
-      [notifiedMerchant]: { url: `${sandbox.url}/merchant/notifications`, secrets: [TEST_NOTIFICATION_SECRET] },
-    }),
-    NOTIFICATION_RETRY_INITIAL: '200ms',
-    NOTIFICATION_RETRY_MAX_INTERVAL: '1s',
-    NOTIFICATION_RETRY_FOR: '30s',
-    NOTIFICATION_TIMEOUT: '1s',
-    ...options.env,
-  };
-  const serverConfig = parseConfig(serverSchema, {
-    TEMPORAL_ADDRESS: address,
-    TASK_QUEUE: taskQueue,
-    PORT: String(port),
-    METRICS_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    PROVIDER_BASE_URL: sandbox.url,
-    PROVIDER_TOKEN: SANDBOX_TOKEN,
-    MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY},${notifiedMerchant}:${NOTIFIED_MERCHANT_KEY}`,
-    OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
-    CALLBACK_SECRET: TEST_CALLBACK_SECRET,
-    SIGNING_KEYS: TEST_SIGNING_KEYS,
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
-    FINGERPRINT_SECRET: 'test-fingerprint-secret-0123456789abcdef',
-    CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
-    CALLBACK_TIMEOUT_CARD: '3s',
-    CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
-    RECONCILE_FOR: '4s',
-    RECONCILE_INTERVAL: '500ms',
-    LATE_CALLBACK_WINDOW: '5s',
-    INITIATION_WAIT: '5s', // the product's default; 2 s was too short for a card's redirect on a loaded machine
-    ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
-    VAULT_URL: vaultUrl,
-    LOG_LEVEL: 'warn',
-    ...options.env,
-  });
-
-  let worker: PaymentWorker | undefined;
-  let workerRun: Promise<void> | undefined;
-  let provider: ReturnType<typeof createProviderClient> | undefined;
-  let cardVault: CardVault | undefined;
-  if (!options.withoutWorker) {
-    const workerConfig = parseConfig(workerSchema, workerEnv);
-    provider = createProviderClient(providerConfig(workerConfig));
-    cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
-    worker = await createPaymentWorker({
+/** The payment worker in this process, as src/worker.ts builds it from its environment. */
+function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
+  return async (env) => {
+    const workerConfig = parseConfig(workerSchema, env);
+    const provider = createProviderClient(providerConfig(workerConfig));
+    const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
+    const worker: PaymentWorker = await createPaymentWorker({
       temporal: workerConfig,
       taskQueue,
       keyring: workerConfig.ENCRYPTION_KEYS,
@@ -202,10 +121,85 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       deps: workerDeps(workerConfig, provider, cardVault),
       notifications: notificationSettings(workerConfig),
     });
-    workerRun = worker.run();
-  }
-  const server = await startServer(serverConfig, options.logStream);
-  const baseUrl = `http://127.0.0.1:${port}`;
+    const run = worker.run();
+    return {
+      async stop() {
+        worker.worker.shutdown();
+        await run;
+        await provider.close();
+        await cardVault.close();
+      },
+    };
+  };
+}
+
+/** Starts sandbox, worker and server in this process against the shared test dev server. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const { address, bundlePath, vaultUrl } = testEnvironment();
+  // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
+  const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
+  const taskQueue = options.taskQueue ?? `test-${process.pid}-${++stackCount}-${Date.now()}`;
+  // Its own merchant per stack: a dispatcher left on the dev server by an earlier stack (its worker gone) is not it.
+  const notifiedMerchant = `n${process.pid.toString(36)}${stackCount.toString(36)}${Date.now().toString(36)}`;
+  const built = await buildStack({
+    temporal: { address },
+    vault: { url: vaultUrl },
+    sandbox: {
+      token: SANDBOX_TOKEN,
+      callbackDelayMs: 200,
+      slowResponseMs: 8000,
+      auto3ds: 'approve',
+      host: '127.0.0.1',
+      port: 0,
+      logger: false,
+      notificationSecrets: [TEST_NOTIFICATION_SECRET],
+      ...options.sandbox,
+    },
+    env: ({ sandbox }) => ({
+      shared: {
+        TASK_QUEUE: taskQueue,
+        PROVIDER_TOKEN: SANDBOX_TOKEN,
+        CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+        SIGNING_KEYS: TEST_SIGNING_KEYS,
+        ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        LOG_LEVEL: 'warn',
+      },
+      worker: {
+        PROVIDER_STATUS_URL: `${sandbox.url}/api/transactions/{transaction_id}`,
+        PROVIDER_STATUS_BY_REFERENCE_URL: `${sandbox.url}/api/transactions?reference={reference}`,
+        PROVIDER_TIMEOUT: '3s',
+        PROVIDER_CONNECT_TIMEOUT: '1s',
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+        MERCHANT_WEBHOOKS: JSON.stringify({
+          [notifiedMerchant]: { url: `${sandbox.url}/merchant/notifications`, secrets: [TEST_NOTIFICATION_SECRET] },
+        }),
+        NOTIFICATION_RETRY_INITIAL: '200ms',
+        NOTIFICATION_RETRY_MAX_INTERVAL: '1s',
+        NOTIFICATION_RETRY_FOR: '30s',
+        NOTIFICATION_TIMEOUT: '1s',
+        ...options.env,
+      },
+      server: {
+        HOST: '127.0.0.1',
+        MERCHANT_API_KEYS: `acme:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY},${notifiedMerchant}:${NOTIFIED_MERCHANT_KEY}`,
+        OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
+        CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
+        FINGERPRINT_SECRET: 'test-fingerprint-secret-0123456789abcdef',
+        CALLBACK_TIMEOUT_MOBILE_MONEY: '3s',
+        CALLBACK_TIMEOUT_CARD: '3s',
+        CALLBACK_TIMEOUT_BANK_CREDIT: '3s',
+        RECONCILE_FOR: '4s',
+        RECONCILE_INTERVAL: '500ms',
+        LATE_CALLBACK_WINDOW: '5s',
+        INITIATION_WAIT: '5s', // the product's default; 2 s was too short for a card's redirect on a loaded machine
+        ...options.env,
+      },
+    }),
+    worker: options.withoutWorker ? undefined : inProcessWorker(taskQueue, bundlePath),
+    servers: [serverInProcess(options.logStream)],
+  });
+  const { sandbox, workerEnv } = built;
+  const baseUrl = built.serverUrls[0] ?? '';
 
   const api: Stack['api'] = async (method, path, body, key = MERCHANT_KEY) => {
     const response = await request(`${baseUrl}${path}`, {
@@ -242,21 +236,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     sandboxGet,
     taskQueue,
     workerEnv,
-    metricsUrl: `http://127.0.0.1:${server.metricsPort}/metrics`,
+    metricsUrl: `http://127.0.0.1:${built.servers[0]?.metricsPort}/metrics`,
     workerMetricsUrl,
     api,
     async waitForStatus(id, statuses, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: PaymentResource | undefined;
-      while (Date.now() < deadline) {
-        const response = await api('GET', `/v1/payments/${encodeURIComponent(id)}`, undefined, OPERATOR_KEY);
-        if (response.status === 200) {
-          last = response.body;
-          if (statuses.includes(last.status)) return last;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(`payment ${id} did not reach ${statuses.join('|')}; last: ${JSON.stringify(last)}`);
+      return eventually(
+        async () => {
+          const response = await api('GET', `/v1/payments/${encodeURIComponent(id)}`, undefined, OPERATOR_KEY);
+          assert.equal(response.status, 200, `GET answered ${response.status}`);
+          assert.ok(statuses.includes(response.body.status), `it is ${JSON.stringify(response.body)}`);
+          return response.body;
+        },
+        { timeoutMs, intervalMs: 200, what: `payment ${id} reaching ${statuses.join('|')}` },
+      );
     },
     async upstreamRequests(paymentId) {
       const requests = await sandboxGet<SandboxRecord[]>('/sandbox/requests');
@@ -266,13 +258,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const ledger = await sandboxGet<SandboxRecord[]>('/sandbox/transactions');
       return ledger.filter((t) => t.callback_url?.includes(encodeURIComponent(paymentId)));
     },
-    async close() {
-      await server.close();
-      worker?.worker.shutdown();
-      await workerRun;
-      await provider?.close();
-      await cardVault?.close();
-      await sandbox.close();
-    },
+    close: () => built.stop(),
   };
 }

@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { request } from 'undici';
+import { generateKeyEntry, parseKeyring } from '../../src/crypto/keyring';
+import { buildStack, serverInProcess, workerProcess } from '../../src/local/stack-builder';
+import type { BuiltStack } from '../../src/local/stack-builder';
+import type { Sandbox } from '../../src/sandbox/sandbox-app';
+import { connectClient } from '../../src/temporal/temporal-client';
+import { log } from './stats';
+
+export const MERCHANT_KEY = 'mk_bench_0123456789abcdef';
+const OPERATOR_KEY = 'ok_bench_0123456789abcdef';
+const TOKEN = 'bench-sandbox-token';
+export const TWIN_TASK_QUEUE = 'bench-twin';
+
+/** Everything one benchmark run measures against, on one Temporal dev server. */
+export interface BenchStack {
+  /** A Temporal client with the payment worker's keys (reads payment histories; starts the twin). */
+  client: Client;
+  sandbox: Sandbox;
+  workerPid: number;
+  /** The processes whose CPU the bench accounts for: Temporal, Redis, the worker, and the bench (server, sandbox, clients). */
+  pids: Record<string, number>;
+  /** The merchant API, as a merchant calls it. */
+  api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** Starts the twin's worker process; resolves once it polls. */
+  startTwinWorker(): Promise<ChildProcess>;
+  /** Stops every process this run started (also on an error or a signal). */
+  stop(): Promise<void>;
+}
+
+/** Starts Temporal, Redis, the sandbox, the compiled payment worker and the server, as `npm start` wires them. */
+export async function startStack(batchConcurrency: number): Promise<BenchStack> {
+  let built: BuiltStack | undefined;
+  const encryptionKeys = generateKeyEntry('bench');
+  try {
+    built = await buildStack({
+      temporal: { devServer: { namespace: 'default' } },
+      vault: { redis: {} },
+      sandbox: {
+        token: TOKEN,
+        callbackDelayMs: 0,
+        slowResponseMs: 30_000,
+        auto3ds: 'approve',
+        host: '127.0.0.1',
+        port: 0,
+        logger: false,
+      },
+      env: () => ({
+        shared: {
+          // What the server signs and the worker checks, and the callback URLs the worker derives for the server.
+          SIGNING_KEYS: generateKeyEntry('bench-signing'),
+          CALLBACK_SECRET: 'bench-callback-secret-0123456789abcdef',
+          TASK_QUEUE: 'bench',
+          PROVIDER_TOKEN: TOKEN,
+          ENCRYPTION_KEYS: encryptionKeys,
+          LOG_LEVEL: 'warn',
+        },
+        worker: workerExtras(),
+        server: {
+          HOST: '127.0.0.1',
+          MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
+          OPERATOR_API_KEYS: `bench:${OPERATOR_KEY}`,
+          FINGERPRINT_SECRET: 'bench-fingerprint-secret-0123456789abcdef',
+          BATCH_CONCURRENCY: String(batchConcurrency),
+          // The waiting phase's payments get no callback: they must still be waiting when the worker is measured.
+          CALLBACK_TIMEOUT_MOBILE_MONEY: '2h',
+        },
+      }),
+      // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
+      worker: workerProcess((process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)),
+      servers: [serverInProcess()],
+      // A worker that dies mid-run would leave payments waiting forever: the run is broken, so it ends.
+      onUnexpectedExit: (name, code, signal) => {
+        log(`BROKEN: the ${name} exited mid-run (${code ?? signal}); stopping`);
+        void (built?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+      },
+    });
+  } catch (err) {
+    log('start-up failed; stopping what started');
+    throw err;
+  }
+  const stack = built;
+  const client = await connectClient({
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(encryptionKeys),
+  }).catch(async (err: unknown) => {
+    await stack.stop();
+    throw err;
+  });
+  const stop = async () => {
+    await client.connection.close().catch(() => undefined);
+    await stack.stop();
+  };
+  const baseUrl = stack.serverUrls[0] ?? '';
+  const api = async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await request(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as T };
+  };
+  const startTwinWorker = async () => {
+    const child = stack.adopt(
+      spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'twin-worker.ts')], {
+        env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TASK_QUEUE: TWIN_TASK_QUEUE },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+      'twin worker',
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('polling task queue')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`the twin worker exited early with code ${code}`)));
+    });
+    return child;
+  };
+  const workerPid = stack.worker?.child?.pid ?? 0;
+  const pids = {
+    temporal: stack.devServer?.process.pid ?? 0,
+    worker: workerPid,
+    'bench (server, sandbox, clients)': process.pid,
+    redis: stack.redis?.process.pid ?? 0,
+  };
+  return { client, sandbox: stack.sandbox, workerPid, pids, api, startTwinWorker, stop };
+}
+
+/**
+ * Worker settings the bench passes through from its own environment, to compare worker options: BENCH_WORKER_X as
+ * WORKER_X (BENCH_WORKER_NODE_ARGS are node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
+function workerExtras(): Record<string, string> {
+  const extras: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('BENCH_WORKER_') && name !== 'BENCH_WORKER_NODE_ARGS' && value !== undefined)
+      extras[name.slice('BENCH_'.length)] = value;
+  }
+  return extras;
+}
