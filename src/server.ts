@@ -12,7 +12,8 @@ import { Batches } from './payments/payout-batches';
 import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/temporal-client';
 import { EncryptionCodec } from './temporal/codec';
-import { Payments } from './payments/payments';
+import { PaymentCommands } from './payments/payment-commands';
+import { PaymentReads } from './payments/payment-reads';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
 import { activeTracing, startTracing } from './telemetry/tracing';
@@ -38,7 +39,8 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const tokens = new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config));
   const timing = timingFor(config);
-  const payments = new Payments(client, {
+  const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE });
+  const payments = new PaymentCommands(client, paymentReads, {
     taskQueue: config.TASK_QUEUE,
     signingKeys: config.SIGNING_KEYS,
     creation: {
@@ -68,7 +70,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
     labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
-    countInReview: () => payments.countInReview(),
+    countInReview: () => paymentReads.countInReview(),
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });
   const readiness = new Readiness(client, {
@@ -78,6 +80,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   });
   const app = buildApp({
     payments,
+    paymentReads,
     batches,
     banks,
     tokens,

@@ -10,7 +10,7 @@ import { ALL_ROUTES } from '../src/http/openapi-document';
 import { buildApp, registeredRoutes } from '../src/http/api-app';
 import { ApiKeys } from '../src/http/auth';
 import { AppError } from '../src/payments/app-errors';
-import type { Payments } from '../src/payments/payments';
+import type { PaymentReads } from '../src/payments/payment-reads';
 import type { Readiness } from '../src/payments/readiness';
 import { launchChromium } from './support/browser';
 import { apiDocument, assertDocumented, compileDocumented } from './support/openapi-checks';
@@ -28,7 +28,8 @@ const paths = apiDocument.paths as Record<string, Record<string, Json>>;
 function standInApp(): FastifyInstance {
   const unavailable = () => Promise.reject(new AppError('unavailable', 'Temporal is unreachable right now'));
   return buildApp({
-    payments: { get: unavailable, page: unavailable } as unknown as Payments,
+    paymentReads: { get: unavailable, page: unavailable } as unknown as PaymentReads,
+    payments: {} as never,
     batches: {} as never,
     banks: {} as never,
     keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),

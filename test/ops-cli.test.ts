@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PaymentResource } from '../src/domain/payment-model';
 import type { HistoryStep } from '../src/payments/workflow-history';
-import type { PaymentSummary } from '../src/payments/payments';
+import type { PaymentSummary } from '../src/payments/payment-reads';
 import { freePort } from '../src/local/free-port';
 import { ops, opsJsonUntil } from './support/ops-cli-runner';
 import { paymentRequest } from './support/request-builders';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
 import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
-import type { PaymentSummary } from '../payments/payments';
+import type { PaymentSummary } from '../payments/payment-reads';
 import type { OpsContext } from './ops-context';
 import { durationOption, limitOption, parseOptions, wantsJson } from './options';
 import { age, json, table } from './output';
@@ -53,7 +53,7 @@ export function registerList(program: Command, ctx: OpsContext): void {
       const options = parseOptions(listOptions, raw);
       const now = Date.now();
       const payments = await (
-        await ctx.payments()
+        await ctx.paymentReads()
       ).list({
         status: options.status,
         type: options.type,

@@ -8,7 +8,8 @@ import { connectClient } from '../temporal/temporal-client';
 import { TemporalConnectError } from '../temporal/connect-or-diagnose';
 import { temporalEndpoint } from '../temporal/connection-settings';
 import { Batches } from '../payments/payout-batches';
-import { Payments } from '../payments/payments';
+import { PaymentCommands } from '../payments/payment-commands';
+import { PaymentReads } from '../payments/payment-reads';
 import { Notifications } from '../payments/notification-deliveries';
 
 /** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
@@ -29,7 +30,8 @@ export class CliError extends Error {
 
 /** What every command gets: a Temporal connection made on first use, its environment, and where to write. */
 export interface OpsContext {
-  payments(): Promise<Payments>;
+  paymentReads(): Promise<PaymentReads>;
+  paymentCommands(): Promise<PaymentCommands>;
   batches(): Promise<Batches>;
   notifications(): Promise<Notifications>;
   /** The Temporal cluster the commands talk to, for messages. */
@@ -81,8 +83,15 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     target,
     env,
     write,
-    async payments() {
-      return new Payments(await client(), { taskQueue: settings().TASK_QUEUE, signingKeys: settings().SIGNING_KEYS });
+    async paymentReads() {
+      return new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
+    },
+    async paymentCommands() {
+      const reads = new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
+      return new PaymentCommands(await client(), reads, {
+        taskQueue: settings().TASK_QUEUE,
+        signingKeys: settings().SIGNING_KEYS,
+      });
     },
     async batches() {
       return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS });

@@ -23,7 +23,7 @@ export function registerResolve(program: Command, ctx: OpsContext): void {
     .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
       const { by, ...resolution } = parseOptions(resolveOptions, raw);
       // Recorded as the API records an operator key's name: the `resolved` event says who and why.
-      const payment = await (await ctx.payments()).resolve(id, { ...resolution, operator: by });
+      const payment = await (await ctx.paymentCommands()).resolve(id, { ...resolution, operator: by });
       ctx.write(
         wantsJson(command.optsWithGlobals())
           ? json(payment)

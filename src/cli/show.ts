@@ -12,7 +12,7 @@ export function registerShow(program: Command, ctx: OpsContext): void {
     .argument('<id>', 'payment id (the workflow ID), e.g. payment-demo-order-1001')
     .option('--no-history', 'leave out the Temporal history')
     .action(async (id: string, options: { history: boolean }, command: Command) => {
-      const { payment, workflow, history } = await (await ctx.payments()).inspect(id, options.history);
+      const { payment, workflow, history } = await (await ctx.paymentReads()).inspect(id, options.history);
       if (wantsJson(command.optsWithGlobals())) {
         ctx.write(json({ payment, workflow, history }));
         return;

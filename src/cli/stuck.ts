@@ -23,7 +23,7 @@ export function registerStuck(program: Command, ctx: OpsContext): void {
     .action(async (raw: Record<string, unknown>, command: Command) => {
       const options = parseOptions(stuckOptions, raw);
       const now = Date.now();
-      const service = await ctx.payments();
+      const service = await ctx.paymentReads();
       // Whatever their age, payments whose workflow ended without an outcome (terminated…) are stuck for good.
       const ended = await service.list({ endedWithoutOutcome: true, limit: options.limit });
       const waiting = await service.list({

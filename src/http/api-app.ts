@@ -7,7 +7,8 @@ import type { RequestRules } from '../domain/requests';
 import type { Batches } from '../payments/payout-batches';
 import { baseLoggerOptions } from '../logging';
 import type { ServerMetricSet } from '../metrics/server-metrics';
-import type { Payments } from '../payments/payments';
+import type { PaymentCommands } from '../payments/payment-commands';
+import type { PaymentReads } from '../payments/payment-reads';
 import type { Readiness } from '../payments/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
@@ -26,7 +27,8 @@ import { registerRoutes } from './route-spec';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
 
 export interface AppDeps {
-  payments: Payments;
+  payments: PaymentCommands;
+  paymentReads: PaymentReads;
   batches: Batches;
   banks: BankDirectory;
   keys: ApiKeys;

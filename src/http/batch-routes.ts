@@ -7,7 +7,7 @@ import { isBatchItemOf, isMerchantBatch } from '../domain/ids';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
 import type { Batches } from '../payments/payout-batches';
 import { AppError } from '../payments/app-errors';
-import type { Payments } from '../payments/payments';
+import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
@@ -18,7 +18,7 @@ import { route } from './route-spec';
 
 export interface BatchRouteDeps {
   batches: Batches;
-  payments: Payments;
+  paymentReads: PaymentReads;
   banks: BankDirectory;
 }
 
@@ -162,11 +162,11 @@ const listPayoutBatchItems = route(
     },
     errors: { 400: ['invalid_request'], ...withKey, 404: ['not_found'], ...temporal },
   },
-  ({ caller, params, query }, { payments }: BatchRouteDeps) => {
+  ({ caller, params, query }, { paymentReads }: BatchRouteDeps) => {
     assertVisible(caller, params.id);
     const { starting_after: startingAfter, ...filter } = query;
     if (startingAfter !== undefined && !isBatchItemOf(params.id, startingAfter)) throw cursorError();
-    return listPage(payments, { ...filter, batchId: params.id, startingAfter });
+    return listPage(paymentReads, { ...filter, batchId: params.id, startingAfter });
   },
 );
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
 import { parseCallback } from '../provider/callback';
-import type { Payments } from '../payments/payments';
+import type { PaymentCommands } from '../payments/payment-commands';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { CALLBACK_ROUTE } from '../crypto/callback-tokens';
 import { ApiError } from './http-errors';
@@ -11,7 +11,7 @@ import { registerRoutes, route } from './route-spec';
 import type { RouteContext } from './route-spec';
 
 export interface CallbackRouteDeps {
-  payments: Payments;
+  payments: PaymentCommands;
   tokens: CallbackTokens;
   metrics: ServerMetricSet;
 }

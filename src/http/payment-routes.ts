@@ -5,7 +5,8 @@ import { isMerchantPayment } from '../domain/ids';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
 import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
 import { AppError } from '../payments/app-errors';
-import type { Payments } from '../payments/payments';
+import type { PaymentCommands } from '../payments/payment-commands';
+import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
@@ -15,7 +16,8 @@ import { route } from './route-spec';
 // The merchant API: create, read and list payments; operators resolve the ones in review.
 
 export interface PaymentRouteDeps {
-  payments: Payments;
+  payments: PaymentCommands;
+  paymentReads: PaymentReads;
   banks: BankDirectory;
 }
 
@@ -124,11 +126,11 @@ const listPayments = route(
     answers: { 200: { description: 'One page.', schema: paymentListSchema, example: paymentListExample } },
     errors: { 400: ['invalid_request'], ...withKey, ...temporal },
   },
-  ({ caller, query }, { payments }: PaymentRouteDeps) => {
+  ({ caller, query }, { paymentReads }: PaymentRouteDeps) => {
     const merchantId = caller.role === 'merchant' ? caller.merchantId : undefined;
     const { starting_after: startingAfter, ...filter } = query;
     if (startingAfter !== undefined) assertVisible(caller, startingAfter, 'starting_after');
-    return listPage(payments, { ...filter, merchantId, startingAfter });
+    return listPage(paymentReads, { ...filter, merchantId, startingAfter });
   },
 );
 
@@ -145,9 +147,9 @@ const getPayment = route(
     answers: { 200: { description: 'The payment with its events.', ...payment } },
     errors: { ...withKey, 404: ['not_found'], ...temporal },
   },
-  ({ caller, params }, { payments }: PaymentRouteDeps) => {
+  ({ caller, params }, { paymentReads }: PaymentRouteDeps) => {
     assertVisible(caller, params.id);
-    return payments.get(params.id);
+    return paymentReads.get(params.id);
   },
 );
 

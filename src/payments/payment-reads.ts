@@ -1,60 +1,21 @@
-import {
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type {
-  PaymentInput,
-  PaymentMessage,
-  PaymentResource,
-  PaymentStatus,
-  PaymentTiming,
-  ProviderCallback,
-  ResolveInput,
-} from '../domain/payment-model';
+import type { PaymentMessage, PaymentResource, PaymentStatus } from '../domain/payment-model';
 import { PAYMENT_STATUSES, isTerminal, newPaymentResource, startedPaymentInput } from '../domain/payment-model';
 import type { PaymentSummary } from '../domain/api-resources';
 import { PAYMENT_TYPES } from '../domain/requests';
-import type { PaymentRequest, PaymentType } from '../domain/requests';
-import {
-  SearchAttributes,
-  callbackSignal,
-  initiationUpdate,
-  paymentQuery,
-  paymentSearchAttributes,
-  resolveUpdate,
-} from '../workflows/definitions';
-import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
-import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
-import type { paymentWorkflow } from '../workflows';
+import type { PaymentType } from '../domain/requests';
+import { SearchAttributes, paymentQuery } from '../workflows/definitions';
+import { PAYMENT_WORKFLOW } from '../domain/ids';
 import { AppError, temporalCall } from './app-errors';
-import { paymentFingerprint } from './fingerprint';
-import { ENDED_WITHOUT_RESULT, endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
+import { ENDED_WITHOUT_RESULT, endedWithoutResult, queryOrResult } from './workflow-calls';
 import { readableHistory } from './workflow-history';
 import type { HistoryStep } from './workflow-history';
-import { cardToken, detachCard } from '../vault/card-data';
-import type { Keyring } from '../crypto/keyring';
-import { requireSigningKeys, signMessage } from '../crypto/signing';
-import type { CardVault } from '../vault/card-vault';
 
-export interface PaymentsOptions {
+export interface PaymentReadsOptions {
+  /** The payments' task queue: `countInReview` counts only its payments. */
   taskQueue: string;
   queryTimeoutMs?: number;
-  /** Signs what starts, settles or resolves a payment (SIGNING_KEYS); reading and listing do without. */
-  signingKeys?: Keyring;
-  /** What creating payments needs; reading, listing and resolving them (the operator CLI) does without. */
-  creation?: PaymentCreation;
-}
-
-export interface PaymentCreation {
-  /** Secret that keys the request fingerprints kept to detect a reused reference with another body. */
-  fingerprintSecret: string;
-  timingFor(type: PaymentType): PaymentTiming;
-  initiationWaitMs: number;
-  /** Holds card data outside Temporal until the initiation activity takes it. */
-  cardVault: CardVault;
 }
 
 export type { PaymentSummary } from '../domain/api-resources';
@@ -92,102 +53,12 @@ export interface PaymentPage {
   hasMore: boolean;
 }
 
-/** The payment operations of the merchant API and operator tools, in terms of Temporal workflows. */
-export class Payments {
+/** What reads payments for the merchant API and operator tools: one payment, lists, counts, in Temporal's terms. */
+export class PaymentReads {
   constructor(
     private readonly client: Client,
-    private readonly options: PaymentsOptions,
+    private readonly options: PaymentReadsOptions,
   ) {}
-
-  /** Starts the payment's workflow once per reference; the same body again returns the existing payment. */
-  async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
-    const creation = this.options.creation;
-    if (!creation) throw new Error('this Payments instance was made without creation settings');
-    const paymentId = paymentWorkflowId(merchantId, request.reference);
-    const fingerprint = paymentFingerprint(creation.fingerprintSecret, merchantId, request);
-    const stored = await detachCard(request, creation.cardVault).catch(() => {
-      throw new AppError('unavailable', 'the card vault is unreachable right now');
-    });
-    const input: PaymentInput = {
-      paymentId,
-      merchantId,
-      request: stored,
-      createdAt: new Date().toISOString(),
-      timing: creation.timingFor(request.type),
-    };
-    const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
-      workflowId: paymentId,
-      taskQueue: this.options.taskQueue,
-      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      memo: { fingerprint },
-      staticSummary: paymentSummary(request),
-      staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
-      typedSearchAttributes: paymentSearchAttributes(input),
-    });
-    const deadline = Date.now() + creation.initiationWaitMs;
-    const discardCard = async () => {
-      const token = cardToken(stored);
-      // Unused card data goes now; should that fail, it expires on its own.
-      if (token) await creation.cardVault.discard(token).catch(() => undefined);
-    };
-    try {
-      // One round trip: the start, and a wait the workflow answers as soon as its initiation step is over.
-      const payment = await this.client.withDeadline(deadline, () =>
-        this.client.workflow.executeUpdateWithStart(initiationUpdate, { startWorkflowOperation: start }),
-      );
-      return { created: true, payment };
-    } catch (err) {
-      const fallback = newPaymentResource(input);
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        await discardCard();
-        return {
-          created: false,
-          payment: await this.existing(paymentId, fingerprint, request.reference, fallback, deadline),
-        };
-      }
-      // The wait ran out, the workflow closed before answering, or Temporal failed: whether it started decides.
-      const payment = await this.afterWait(paymentId, fallback);
-      if (payment) return { created: true, payment };
-      await discardCard();
-      throw new AppError('unavailable', 'the payment could not be started right now; retry with the same reference');
-    }
-  }
-
-  /** The payment a reference already started, once its body matches (`409` otherwise), past its initiation step. */
-  private async existing(
-    paymentId: string,
-    fingerprint: string,
-    reference: string,
-    fallback: PaymentResource,
-    deadline: number,
-  ): Promise<PaymentResource> {
-    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
-    const existing = await temporalCall(() => handle.describe());
-    if (existing.memo?.fingerprint !== fingerprint) {
-      throw new AppError('conflict', `reference ${reference} was already used with a different request`);
-    }
-    if (existing.status.name !== 'RUNNING') return this.get(paymentId);
-    try {
-      return await this.client.withDeadline(deadline, () => handle.executeUpdate(initiationUpdate));
-    } catch {
-      return (await this.afterWait(paymentId, fallback)) ?? fallback;
-    }
-  }
-
-  /** The payment once the wait for its initiation failed: its latest state, or undefined when it never started. */
-  private async afterWait(paymentId: string, fallback: PaymentResource): Promise<PaymentResource | undefined> {
-    const description = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe()).catch(
-      (err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) return undefined;
-        throw err;
-      },
-    );
-    if (!description) return undefined;
-    // Still running after the wait: its initiation step is not over (no worker has taken it yet, or it is slow).
-    return description.status.name === 'RUNNING' ? fallback : this.get(paymentId);
-  }
 
   /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */
   async get(paymentId: string): Promise<PaymentResource> {
@@ -310,29 +181,6 @@ export class Payments {
       statusClause('needs_review'),
     ].join(' AND ');
     return (await temporalCall(() => this.client.workflow.count(query))).count;
-  }
-
-  /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
-  async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
-    return executeUpdate(this.client, paymentId, resolveUpdate, message, 'the payment is already settled');
-  }
-
-  /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
-  async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
-    const handle = this.client.workflow.getHandle(paymentId);
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'callback', paymentId, callback);
-    try {
-      await temporalCall(() => handle.signal(callbackSignal, message));
-      return 'accepted';
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const description = await temporalCall(() => handle.describe()).catch((e: unknown) => {
-        if (e instanceof WorkflowNotFoundError) return undefined;
-        throw e;
-      });
-      return description ? 'closed' : 'unknown';
-    }
   }
 }
 

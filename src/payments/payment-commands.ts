@@ -1,0 +1,167 @@
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type {
+  PaymentInput,
+  PaymentResource,
+  PaymentTiming,
+  ProviderCallback,
+  ResolveInput,
+} from '../domain/payment-model';
+import { newPaymentResource } from '../domain/payment-model';
+import type { PaymentRequest, PaymentType } from '../domain/requests';
+import { callbackSignal, initiationUpdate, paymentSearchAttributes, resolveUpdate } from '../workflows/definitions';
+import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
+import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
+import type { paymentWorkflow } from '../workflows';
+import { AppError, temporalCall } from './app-errors';
+import { paymentFingerprint } from './fingerprint';
+import type { PaymentReads } from './payment-reads';
+import { executeUpdate } from './workflow-calls';
+import { cardToken, detachCard } from '../vault/card-data';
+import type { Keyring } from '../crypto/keyring';
+import { requireSigningKeys, signMessage } from '../crypto/signing';
+import type { CardVault } from '../vault/card-vault';
+
+export interface PaymentCommandsOptions {
+  taskQueue: string;
+  /** Signs what starts, settles or resolves a payment (SIGNING_KEYS). */
+  signingKeys?: Keyring;
+  /** What creating payments needs; resolving them (the operator CLI) does without. */
+  creation?: PaymentCreation;
+}
+
+export interface PaymentCreation {
+  /** Secret that keys the request fingerprints kept to detect a reused reference with another body. */
+  fingerprintSecret: string;
+  timingFor(type: PaymentType): PaymentTiming;
+  initiationWaitMs: number;
+  /** Holds card data outside Temporal until the initiation activity takes it. */
+  cardVault: CardVault;
+}
+
+/** What changes payments: create one, hand it a provider callback, resolve it; each a signed Temporal call. */
+export class PaymentCommands {
+  constructor(
+    private readonly client: Client,
+    private readonly reads: PaymentReads,
+    private readonly options: PaymentCommandsOptions,
+  ) {}
+
+  /** Starts the payment's workflow once per reference; the same body again returns the existing payment. */
+  async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
+    const creation = this.options.creation;
+    if (!creation) throw new Error('these PaymentCommands were made without creation settings');
+    const paymentId = paymentWorkflowId(merchantId, request.reference);
+    const fingerprint = paymentFingerprint(creation.fingerprintSecret, merchantId, request);
+    const stored = await detachCard(request, creation.cardVault).catch(() => {
+      throw new AppError('unavailable', 'the card vault is unreachable right now');
+    });
+    const input: PaymentInput = {
+      paymentId,
+      merchantId,
+      request: stored,
+      createdAt: new Date().toISOString(),
+      timing: creation.timingFor(request.type),
+    };
+    const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+      workflowId: paymentId,
+      taskQueue: this.options.taskQueue,
+      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      memo: { fingerprint },
+      staticSummary: paymentSummary(request),
+      staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),
+      typedSearchAttributes: paymentSearchAttributes(input),
+    });
+    const deadline = Date.now() + creation.initiationWaitMs;
+    const discardCard = async () => {
+      const token = cardToken(stored);
+      // Unused card data goes now; should that fail, it expires on its own.
+      if (token) await creation.cardVault.discard(token).catch(() => undefined);
+    };
+    try {
+      // One round trip: the start, and a wait the workflow answers as soon as its initiation step is over.
+      const payment = await this.client.withDeadline(deadline, () =>
+        this.client.workflow.executeUpdateWithStart(initiationUpdate, { startWorkflowOperation: start }),
+      );
+      return { created: true, payment };
+    } catch (err) {
+      const fallback = newPaymentResource(input);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        await discardCard();
+        return {
+          created: false,
+          payment: await this.existing(paymentId, fingerprint, request.reference, fallback, deadline),
+        };
+      }
+      // The wait ran out, the workflow closed before answering, or Temporal failed: whether it started decides.
+      const payment = await this.afterWait(paymentId, fallback);
+      if (payment) return { created: true, payment };
+      await discardCard();
+      throw new AppError('unavailable', 'the payment could not be started right now; retry with the same reference');
+    }
+  }
+
+  /** The payment a reference already started, once its body matches (`409` otherwise), past its initiation step. */
+  private async existing(
+    paymentId: string,
+    fingerprint: string,
+    reference: string,
+    fallback: PaymentResource,
+    deadline: number,
+  ): Promise<PaymentResource> {
+    const handle = this.client.workflow.getHandle<typeof paymentWorkflow>(paymentId);
+    const existing = await temporalCall(() => handle.describe());
+    if (existing.memo?.fingerprint !== fingerprint) {
+      throw new AppError('conflict', `reference ${reference} was already used with a different request`);
+    }
+    if (existing.status.name !== 'RUNNING') return this.reads.get(paymentId);
+    try {
+      return await this.client.withDeadline(deadline, () => handle.executeUpdate(initiationUpdate));
+    } catch {
+      return (await this.afterWait(paymentId, fallback)) ?? fallback;
+    }
+  }
+
+  /** The payment once the wait for its initiation failed: its latest state, or undefined when it never started. */
+  private async afterWait(paymentId: string, fallback: PaymentResource): Promise<PaymentResource | undefined> {
+    const description = await temporalCall(() => this.client.workflow.getHandle(paymentId).describe()).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return undefined;
+        throw err;
+      },
+    );
+    if (!description) return undefined;
+    // Still running after the wait: its initiation step is not over (no worker has taken it yet, or it is slow).
+    return description.status.name === 'RUNNING' ? fallback : this.reads.get(paymentId);
+  }
+
+  /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
+  async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
+    return executeUpdate(this.client, paymentId, resolveUpdate, message, 'the payment is already settled');
+  }
+
+  /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
+  async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
+    const handle = this.client.workflow.getHandle(paymentId);
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'callback', paymentId, callback);
+    try {
+      await temporalCall(() => handle.signal(callbackSignal, message));
+      return 'accepted';
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const description = await temporalCall(() => handle.describe()).catch((e: unknown) => {
+        if (e instanceof WorkflowNotFoundError) return undefined;
+        throw e;
+      });
+      return description ? 'closed' : 'unknown';
+    }
+  }
+}
