@@ -65,14 +65,14 @@ describe('layer rules', () => {
       'src/sandbox',
       [
         "import { ProviderError } from '../provider/provider-errors';",
-        "import { parseCallback } from '../provider/callback';",
+        "import { parseCallback } from '../provider/wire';",
         "import { isTerminal } from '../domain/payment-model';",
         "import { verifySignature } from '../client/notification-signature';",
         'export const used = [ProviderError, parseCallback, isTerminal, verifySignature];',
         '',
       ].join('\n'),
     );
-    assert.deepEqual([...found.keys()].sort(), ['../provider/callback', '../provider/provider-errors']);
+    assert.deepEqual([...found.keys()].sort(), ['../provider/provider-errors', '../provider/wire']);
     assert.match(found.get('../provider/provider-errors') ?? '', /the sandbox .* \(never provider\/\)/);
   });
 

@@ -21,7 +21,7 @@ import type { ProviderClient } from '../src/provider/provider-client';
 import { EncryptionCodec } from '../src/temporal/codec';
 import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { vaultKey } from '../src/vault/card-vault';
-import { detachCard } from '../src/vault/card-data';
+import { detachCard } from '../src/vault/card-vault';
 import { startRedisServer } from '../src/local/redis-server';
 import type { RedisServer } from '../src/local/redis-server';
 import { createRedisVault } from '../src/vault/redis-vault';

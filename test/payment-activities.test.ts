@@ -12,7 +12,7 @@ import type { PaymentMessage, ProviderAck } from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
 import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
-import { detachCard } from '../src/vault/card-data';
+import { detachCard } from '../src/vault/card-vault';
 import { createMemoryVault } from '../src/vault/card-vault';
 import type { CardVault } from '../src/vault/card-vault';
 import type { StoredPaymentRequest } from '../src/domain/payment-model';

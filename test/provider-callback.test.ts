@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCallback } from '../src/provider/callback';
+import { parseCallback } from '../src/provider/wire';
 import { providerState } from '../src/provider/codes';
 
 void describe('provider codes', () => {

@@ -18,7 +18,7 @@ import { ProviderError } from '../provider/provider-errors';
 import { providerState } from '../provider/codes';
 import { providerReference } from '../provider/wire';
 import type { ProviderClient } from '../provider/provider-client';
-import { attachCard } from '../vault/card-data';
+import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
 
 /** Well within the heartbeat time-out of initiations and status checks (the SDK sends at most one per 80 % of it anyway). */

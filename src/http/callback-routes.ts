@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CallbackReason, ServerMetricSet } from '../metrics/server-metrics';
-import { parseCallback } from '../provider/callback';
+import { parseCallback } from '../provider/wire';
 import type { PaymentCommands } from '../payments/payment-commands';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { CALLBACK_ROUTE } from '../crypto/callback-tokens';

@@ -22,7 +22,7 @@ import { AppError, temporalCall } from './app-errors';
 import { paymentFingerprint } from './fingerprint';
 import type { PaymentReads } from './payment-reads';
 import { executeUpdate } from './workflow-calls';
-import { cardToken, detachCard } from '../vault/card-data';
+import { cardToken, detachCard } from '../vault/card-vault';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';

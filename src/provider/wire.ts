@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { ProviderAck } from '../domain/payment-model';
+import type { ProviderAck, ProviderCallback } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import { isValidAmount } from '../domain/money';
+import { providerState } from './codes';
+import { readProviderFields } from './fields';
 import { ProviderError } from './provider-errors';
 import { safeText } from './redact';
 import { asRecord } from './text';
@@ -156,4 +158,22 @@ function httpUrl(value: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Tolerantly parses a provider callback (merged JSON body, form body and query string); null when it carries
+ * neither a status nor a transaction id.
+ */
+export function parseCallback(fields: Record<string, unknown>): ProviderCallback | null {
+  const record = asRecord(fields);
+  if (!record) return null;
+  const read = readProviderFields(record);
+  if (read.statusCode === null && read.transactionId === null) return null;
+  return {
+    state: providerState(read.statusCode),
+    transactionId: read.transactionId,
+    statusCode: read.statusCode,
+    message: read.message,
+    amount: read.amount,
+  };
 }
