@@ -14,7 +14,7 @@ import { paymentIdOfCallbackUrl, providerFaults } from './provider-faults';
 import { seededRandom } from './random';
 import { verify } from './verify';
 import type { Outage, Planned } from './verify';
-import { SCENARIOS } from './requests';
+import { SCENARIOS } from './scenario-digits';
 import { sampleBatchItems, sampleRequest } from '../../src/local/sample-requests';
 import { MERCHANT_ID, startChaosStack } from './chaos-stack';
 import type { ChaosStack } from './chaos-stack';

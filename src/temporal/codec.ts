@@ -33,7 +33,7 @@ export class EncryptionCodec implements PayloadCodec {
 
   /** Encrypts every payload with the primary key. */
   encode(payloads: Payload[]): Promise<Payload[]> {
-    return settle(() =>
+    return asPromise(() =>
       payloads.map((payload) => {
         const sealed = seal(this.keyring, temporal.api.common.v1.Payload.encode(payload).finish());
         return {
@@ -54,7 +54,7 @@ export class EncryptionCodec implements PayloadCodec {
    * signature fails is replaced by an `Unverified` value naming why, so the workflow refuses it visibly.
    */
   decode(payloads: Payload[]): Promise<Payload[]> {
-    return settle(() => payloads.map((payload) => this.decodeOne(payload)));
+    return asPromise(() => payloads.map((payload) => this.decodeOne(payload)));
   }
 
   private decodeOne(payload: Payload): Payload {
@@ -99,6 +99,6 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 /** Runs synchronous crypto so that a failure rejects the promise instead of throwing. */
-function settle<T>(work: () => T): Promise<T> {
+function asPromise<T>(work: () => T): Promise<T> {
   return new Promise((resolve) => resolve(work()));
 }
