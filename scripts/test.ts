@@ -1,14 +1,12 @@
 // Runs the whole test suite against one real Temporal dev server, one Redis, one PostgreSQL (a migrated database the
 // test files share: ids are unique per test) and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
-import { ensureDatabase, postgresUrl, startPostgres } from '../src/local/postgres';
-import { migrate, openDatabase } from '../src/records/database';
+import { startScratchDatabase } from '../src/local/postgres';
 import { startRedisServer } from '../src/local/redis-server';
 import { temporalBinary } from '../src/local/binaries';
 import { freePort } from '../src/local/free-port';
@@ -69,33 +67,6 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, 
   });
 }
 
-/** PostgreSQL in a temporary directory with a migrated `payments` database; `stop` also removes the directory. */
-async function startTestDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'test-postgres-'));
-  // As root PostgreSQL runs as its own OS user, which must reach its directory.
-  chmodSync(dir, 0o755);
-  const remove = () => rmSync(dir, { recursive: true, force: true });
-  try {
-    const postgres = await startPostgres(join(dir, 'postgres'), await freePort(), () => undefined);
-    const stop = async () => {
-      await postgres.stop();
-      remove();
-    };
-    try {
-      const url = await ensureDatabase(postgresUrl(postgres, 'postgres'), 'payments');
-      const db = openDatabase(url, { max: 1, applicationName: 'test runner' });
-      await migrate(db).finally(() => db.end());
-      return { url, stop };
-    } catch (err) {
-      await stop();
-      throw err;
-    }
-  } catch (err) {
-    remove();
-    throw err;
-  }
-}
-
 async function main(): Promise<number> {
   const started = Date.now();
   if (!existsSync(WORKFLOW_BUNDLE)) throw new Error('the workflow bundle is not built: run `npm run build` first');
@@ -108,7 +79,7 @@ async function main(): Promise<number> {
   process.stdout.write('[test] starting a Temporal dev server, redis-server and PostgreSQL…\n');
   const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
   const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
-  const databaseStart = startTestDatabase();
+  const databaseStart = startScratchDatabase('test runner');
   const [devServer, redis, database] = await Promise.all([devServerStart, redisStart, databaseStart]).catch(
     async (err: unknown) => {
       // Leave no server behind when another one failed to start.

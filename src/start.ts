@@ -154,7 +154,7 @@ async function prepareDatabase(
   env: NodeJS.ProcessEnv,
   supervisor: Supervisor,
 ): Promise<string> {
-  let shown = config.DATABASE_URL && `${withoutPassword(config.DATABASE_URL)} (DATABASE_URL)`;
+  let shown = config.DATABASE_URL && `${withoutPassword(config.DATABASE_URL)} (PostgreSQL of DATABASE_URL)`;
   if (!shown) {
     const dir = join(dataDir, 'postgres');
     log(`starting a private PostgreSQL for the payment records (data in ${dir})…`);
@@ -164,7 +164,7 @@ async function prepareDatabase(
     });
     supervisor.onStop(() => postgres.stop());
     env.DATABASE_URL = await ensureDatabase(postgresUrl(postgres, 'postgres'), RECORDS);
-    shown = `${withoutPassword(env.DATABASE_URL)} (password in ${join(dir, 'password')})`;
+    shown = `${withoutPassword(env.DATABASE_URL)} (private PostgreSQL; password in ${join(dir, 'password')})`;
   }
   const db = openDatabase(env.DATABASE_URL ?? '', { max: 1, applicationName: 'npm start' });
   try {
@@ -283,7 +283,7 @@ async function main(): Promise<void> {
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
     devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${temporal.address}`,
-    `  records          ${started?.database} (PostgreSQL)`,
+    `  records          ${started?.database}`,
     `  codec server     ${publicBaseUrl}/codec (operator key: decode and encode)`,
     ...webUiCodecLines(env, publicBaseUrl),
     config.PROVIDER_BASE_URL

@@ -50,7 +50,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   // The records' private PostgreSQL: its URL shown without the password, which stays in DATA_DIR.
   const passwordFile = join(dataDir, 'postgres', 'password');
   const records = new RegExp(
-    `records\\s+(postgres://payments@127\\.0\\.0\\.1:\\d+/payments) \\(password in ${passwordFile}\\) \\(PostgreSQL\\)`,
+    `records\\s+(postgres://payments@127\\.0\\.0\\.1:\\d+/payments) \\(private PostgreSQL; password in ${passwordFile}\\)`,
   );
   const recordsUrl = records.exec(first.output())?.[1];
   assert.ok(recordsUrl, first.output());

@@ -9,8 +9,7 @@ import { clusterVersions } from './cluster-versions';
 import { freePort } from './free-port';
 import { startManaged } from './managed-process';
 import type { ManagedProcess } from './managed-process';
-import { migrate, openDatabase } from '../records/database';
-import { ensureDatabase, postgresUrl, startPostgres } from './postgres';
+import { migratedDatabase, startPostgres } from './postgres';
 import type { Postgres } from './postgres';
 import { DYNAMIC_CONFIG, temporalServerConfig, uiServerConfig } from './temporal-server-config';
 import type { TemporalPorts } from './temporal-server-config';
@@ -102,7 +101,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log(`schema of Temporal ${versions.temporalServer} (temporal-sql-tool, postgres12)…`);
     await timed('schema', () => setUpTemporalSchema(postgres, options.output));
     log(`the payment records' database (${RECORDS_DATABASE}) and its migrations…`);
-    const databaseUrl = await timed('records', () => recordsDatabase(postgres, log));
+    const databaseUrl = await timed('records', () => migratedDatabase(postgres, RECORDS_DATABASE, 'cluster', log));
     log(`temporal-server ${versions.temporalServer}…`);
     const { server, address } = await timed('server', () => startTemporalServer(dir, postgres, options));
     started.push(server);
@@ -124,18 +123,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await stop();
     throw err;
   }
-}
-
-/** Creates the records' database beside Temporal's (unless it exists) and migrates it; resolves to its URL. */
-async function recordsDatabase(postgres: Postgres, log: (line: string) => void): Promise<string> {
-  const url = await ensureDatabase(postgresUrl(postgres, 'postgres'), RECORDS_DATABASE);
-  const db = openDatabase(url, { max: 1, applicationName: 'cluster' });
-  try {
-    await migrate(db, log);
-  } finally {
-    await db.end();
-  }
-  return url;
 }
 
 async function startTemporalServer(

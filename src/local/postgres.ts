@@ -1,9 +1,21 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { migrate, openDatabase } from '../records/database';
 import { clusterVersions } from './cluster-versions';
 import { freePort, isPortFree } from './free-port';
 import { startManaged } from './managed-process';
@@ -194,4 +206,47 @@ export async function keptPort(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(file, String(port));
   return port;
+}
+
+/** Creates `database` (unless it exists) and applies the records' migrations; resolves to its URL. */
+export async function migratedDatabase(
+  postgres: Postgres,
+  database: string,
+  applicationName: string,
+  log?: (line: string) => void,
+): Promise<string> {
+  const url = await ensureDatabase(postgresUrl(postgres, 'postgres'), database);
+  const db = openDatabase(url, { max: 1, applicationName });
+  try {
+    await migrate(db, log);
+  } finally {
+    await db.end();
+  }
+  return url;
+}
+
+/** A throwaway PostgreSQL (tests, benchmark, chaos harness) with a migrated `payments` database. */
+export interface ScratchDatabase {
+  url: string;
+  postgres: Postgres;
+  /** Stops it and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** PostgreSQL in a new temporary directory on a free port, with a migrated `payments` database. */
+export async function startScratchDatabase(applicationName: string): Promise<ScratchDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'scratch-postgres-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  let postgres: Postgres | undefined;
+  try {
+    letPostgresThrough(dir);
+    postgres = await startPostgres(join(dir, 'postgres'), await freePort(), () => undefined);
+    const url = await migratedDatabase(postgres, 'payments', applicationName);
+    const started = postgres;
+    return { url, postgres, stop: () => started.stop().finally(remove) };
+  } catch (err) {
+    await postgres?.stop();
+    remove();
+    throw err;
+  }
 }

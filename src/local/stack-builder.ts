@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseConfig } from '../config/config-loading';
 import { serverSchema } from '../config/process-settings';
 import { createSandbox } from '../sandbox/sandbox-app';
@@ -11,8 +9,7 @@ import { startServer } from '../server';
 import { startDevServer } from './dev-server';
 import type { DevServer, DevServerOptions } from './dev-server';
 import { freePort } from './free-port';
-import { migrate, openDatabase } from '../records/database';
-import { ensureDatabase, postgresUrl, startPostgres } from './postgres';
+import { startScratchDatabase } from './postgres';
 import type { Postgres } from './postgres';
 import { startRedisServer } from './redis-server';
 import type { RedisServer, RedisServerOptions } from './redis-server';
@@ -186,21 +183,10 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
   let postgres: Postgres | undefined;
   const startDatabase = async () => {
     if (options.database) return options.database.url;
-    const dir = mkdtempSync(join(tmpdir(), 'stack-postgres-'));
-    // As root PostgreSQL runs as its own OS user, which must reach its directory.
-    chmodSync(dir, 0o755);
-    cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
-    postgres = await startPostgres(join(dir, 'postgres'), await freePort(), () => undefined);
-    const started = postgres;
-    cleanups.push(() => started.stop());
-    const url = await ensureDatabase(postgresUrl(postgres, 'postgres'), 'payments');
-    const db = openDatabase(url, { max: 1, applicationName: 'stack builder' });
-    try {
-      await migrate(db);
-    } finally {
-      await db.end();
-    }
-    return url;
+    const scratch = await startScratchDatabase('stack builder');
+    cleanups.push(() => scratch.stop());
+    postgres = scratch.postgres;
+    return scratch.url;
   };
   const stop = async () => {
     stopping = true;
