@@ -128,6 +128,7 @@ const LAYERS = [
       'src/activities/**/*.ts',
       'src/metrics/**/*.ts',
       'src/config/**/*.ts',
+      'src/records/**/*.ts',
     ],
     own: [],
   },

@@ -1,7 +1,8 @@
-// `npm run build`: compiles src/ into dist/ (tsc -b, incremental: dist/.tsbuildinfo), then bundles the workflow code
+// `npm run build`: compiles src/ into dist/ (tsc -b, incremental: dist/.tsbuildinfo), copies the records' SQL
+// migrations beside their runner (`node dist/worker.js` applies them from dist/), then bundles the workflow code
 // (bundle-workflows.ts). Each step skips what has not changed, so a start with nothing changed does not wait for them.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { bundleWorkflows } from './bundle-workflows';
@@ -29,6 +30,10 @@ async function main(): Promise<number> {
     { cwd: root, stdio: 'inherit' },
   );
   if (tsc.status !== 0) return tsc.status ?? 1;
+  // Copied whole each time (a few kB): dist/ holds exactly the migrations src/ has.
+  const migrations = join('records', 'migrations');
+  rmSync(join(root, 'dist', migrations), { recursive: true, force: true });
+  cpSync(join(root, 'src', migrations), join(root, 'dist', migrations), { recursive: true });
   await bundleWorkflows(WORKFLOW_BUNDLE);
   return 0;
 }

@@ -1,7 +1,8 @@
-// Installs what a fresh clone needs: npm dependencies, the pinned Temporal CLI, redis-server (card vault) and, for
-// the tests, Temporal's time-skipping test server, Chromium and Temporal's server built from the Go module proxy;
-// for the tests and `npm run cluster`, PostgreSQL, temporal-sql-tool, its schema files and the Web UI server; for the
-// tests, the compose parser that validates docker-compose.yml.
+// Installs what a fresh clone needs: npm dependencies, the pinned Temporal CLI, redis-server (card vault), PostgreSQL
+// (the payment records of `npm start`, and the tests, the benchmark and the cluster) and, for the tests, Temporal's
+// time-skipping test server, Chromium and Temporal's server built from the Go module proxy; for the tests and
+// `npm run cluster`, temporal-sql-tool, its schema files and the Web UI server; for the tests, the compose parser
+// that validates docker-compose.yml.
 // Plain JavaScript with no dependencies, because it runs before node_modules exists. With nothing to do it only
 // checks that files exist (a few milliseconds), so `npm start` can run it every time.
 //   node scripts/setup.mjs                  install what is missing (the tests' tools too, for npm test and setup)
@@ -360,17 +361,45 @@ function clusterTools() {
   }
 }
 
-// PostgreSQL for the cluster: Debian's postgresql-<major> (initdb, postgres), installed with apt-get as root.
+/** Where each system's package puts PostgreSQL <major> (src/local/postgres.ts looks in the same places). */
+// prettier-ignore
+const POSTGRES_PACKAGES = (major) => [
+  { manager: 'apt-get', system: 'Debian/Ubuntu', command: `sudo apt-get install postgresql-${major}`, bin: `/usr/lib/postgresql/${major}/bin` },
+  { manager: 'dnf', system: 'Fedora/RHEL (PostgreSQL\'s repository)', command: `sudo dnf install postgresql${major}-server`, bin: `/usr/pgsql-${major}/bin` },
+  { manager: 'brew', system: 'macOS', command: `brew install postgresql@${major}`, bin: `/opt/homebrew/opt/postgresql@${major}/bin` },
+  { manager: 'brew', system: 'macOS (Intel)', command: `brew install postgresql@${major}`, bin: `/usr/local/opt/postgresql@${major}/bin` },
+];
+
+/** What to do about a missing PostgreSQL where set-up cannot install it: this system's command first, if known. */
+function postgresAdvice(major, dirs) {
+  const packages = POSTGRES_PACKAGES(major);
+  const here = packages.find((p) => commandExists(p.manager));
+  const commands = [...new Set(packages.map((p) => `${p.system.replace(/ \(Intel\)$/, '')} \`${p.command}\``))];
+  return (
+    `PostgreSQL ${major} is missing (looked in ${dirs.join(', ')}; the payment records of npm start, and the tests ` +
+    'and the cluster, run it): ' +
+    `${here ? `install it with \`${here.command}\`` : 'install it with your package manager'}, then run the command again, ` +
+    'or set POSTGRES_BIN_DIR to the directory holding initdb and postgres, or (npm start) DATABASE_URL to a running ' +
+    `PostgreSQL (postgres://user:password@host:port/database). Packages: ${commands.join(', ')}.`
+  );
+}
+
+// PostgreSQL: Debian's postgresql-<major> (initdb, postgres), installed with apt-get as root; elsewhere, advice.
+// npm start runs it for the payment records unless DATABASE_URL names one; the benchmark, the chaos harness, the
+// tests and the cluster always run their own.
 function postgresql() {
   const versions = pinned();
-  if (!forCluster || process.env.POSTGRES_BIN_DIR) return;
-  const bin = `/usr/lib/postgresql/${versions.postgres}/bin`;
-  if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb'))) return;
-  if (!commandExists('apt-get') || process.getuid?.() !== 0) {
-    throw new Error(
-      `PostgreSQL ${versions.postgres} is missing (${bin}): install it (\`sudo apt-get install postgresql-${versions.postgres}\`, ` +
-        `\`brew install postgresql@${versions.postgres}\`, …) or set POSTGRES_BIN_DIR to the directory holding initdb and postgres`,
-    );
+  const lifecycle = process.env.npm_lifecycle_event ?? '';
+  const needed =
+    forCluster ||
+    ['prebench', 'prechaos'].includes(lifecycle) ||
+    (lifecycle === 'prestart' && !process.env.DATABASE_URL);
+  if (!needed) return;
+  const given = process.env.POSTGRES_BIN_DIR;
+  const dirs = given ? [given] : POSTGRES_PACKAGES(versions.postgres).map(({ bin }) => bin);
+  if (dirs.some((bin) => existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb')))) return;
+  if (given || !commandExists('apt-get') || process.getuid?.() !== 0) {
+    throw new Error(postgresAdvice(versions.postgres, dirs));
   }
   log(`installing postgresql-${versions.postgres} (apt-get)…`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };

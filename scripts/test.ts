@@ -1,10 +1,12 @@
-// Runs the whole test suite against one real Temporal dev server and the workflow bundle `npm run build` made.
+// Runs the whole test suite against one real Temporal dev server, one Redis, one PostgreSQL (a migrated database the
+// test files share: ids are unique per test) and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
+import { startScratchDatabase } from '../src/local/postgres';
 import { startRedisServer } from '../src/local/redis-server';
 import { temporalBinary } from '../src/local/binaries';
 import { freePort } from '../src/local/free-port';
@@ -74,14 +76,21 @@ async function main(): Promise<number> {
     .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
     .map((f) => join('test', f));
 
-  process.stdout.write('[test] starting a Temporal dev server and redis-server…\n');
+  process.stdout.write('[test] starting a Temporal dev server, redis-server and PostgreSQL…\n');
   const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
   const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
-  const [devServer, redis] = await Promise.all([devServerStart, redisStart]).catch(async (err: unknown) => {
-    // Leave no server behind when another one failed to start.
-    await Promise.allSettled([devServerStart.then((s) => s.stop()), redisStart?.then((r) => r.stop())]);
-    throw err;
-  });
+  const databaseStart = startScratchDatabase('test runner');
+  const [devServer, redis, database] = await Promise.all([devServerStart, redisStart, databaseStart]).catch(
+    async (err: unknown) => {
+      // Leave no server behind when another one failed to start.
+      await Promise.allSettled([
+        devServerStart.then((s) => s.stop()),
+        redisStart?.then((r) => r.stop()),
+        databaseStart.then((d) => d.stop()),
+      ]);
+      throw err;
+    },
+  );
   process.stdout.write(
     `[test] ready in ${((Date.now() - started) / 1000).toFixed(1)}s; running ${files.length} files\n`,
   );
@@ -90,6 +99,7 @@ async function main(): Promise<number> {
     ...process.env,
     TEST_TEMPORAL_ADDRESS: devServer.address,
     TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
+    TEST_DATABASE_URL: database.url,
     TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
   };
   const alongside = files.filter((f) => ALONGSIDE.some((name) => f.endsWith(name)));
@@ -107,7 +117,7 @@ async function main(): Promise<number> {
   if (main.length > 0 && alongside.length > 0) {
     process.stdout.write(`tests: ${first.passed + second.passed} passed, ${first.failed + second.failed} failed\n`);
   }
-  await Promise.all([devServer.stop(), redis?.stop()]);
+  await Promise.all([devServer.stop(), redis?.stop(), database.stop()]);
   process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
   return code;
 }

@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { loadConfigOrExit } from './config/config-loading';
+import { withoutPassword } from './config/setting-parsers';
 import { startCluster } from './local/cluster-launcher';
 import { clusterVersions } from './local/cluster-versions';
 
 // Entry: `npm run cluster`, a real Temporal cluster in the foreground (PostgreSQL, temporal-server, Web UI server)
-// with its data under DATA_DIR; Ctrl-C stops it. Workers and servers reach it with TEMPORAL_ADDRESS.
+// with its data under DATA_DIR, and the payment records' database in the same PostgreSQL; Ctrl-C stops it. Workers
+// and servers reach it with TEMPORAL_ADDRESS and DATABASE_URL.
 
 const schema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
@@ -35,8 +37,15 @@ async function main(): Promise<void> {
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s (${steps.join(', ')})`);
   log(`  Temporal ${versions.temporalServer}  ${cluster.address} (namespace ${config.TEMPORAL_NAMESPACE})`);
   log(`  Web UI ${versions.uiServer}      ${cluster.uiUrl} (read-only)`);
-  log(`  PostgreSQL ${versions.postgres}     127.0.0.1:${cluster.postgresPort}`);
-  log(`  then: TEMPORAL_ADDRESS=${cluster.address} npm start (or npm run worker / npm run server)`);
+  log(
+    `  PostgreSQL ${versions.postgres}     127.0.0.1:${cluster.postgresPort}, records in ${withoutPassword(cluster.databaseUrl)}`,
+  );
+  // The password stays in its file: the command line reads it from there.
+  const databaseUrl = new URL(cluster.databaseUrl);
+  databaseUrl.password = 'PASSWORD';
+  const shownUrl = databaseUrl.toString().replace('PASSWORD', `$(cat ${cluster.passwordFile})`);
+  log(`  then: TEMPORAL_ADDRESS=${cluster.address} DATABASE_URL="${shownUrl}" npm start`);
+  log('        (or npm run worker / npm run server with the same two settings)');
   let stopping = false;
   const stop = () => {
     if (stopping) return;

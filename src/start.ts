@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfigOrExit } from './config/config-loading';
-import { operatorKeyList } from './config/setting-parsers';
+import { operatorKeyList, withoutPassword } from './config/setting-parsers';
 import { productionProblems } from './config/production-rules';
 import { serverSchema, startSchema, workerSchema } from './config/process-settings';
 import type { StartConfig } from './config/process-settings';
@@ -18,10 +18,13 @@ import type { LocalSecrets } from './local/secrets';
 import { startDevServer } from './local/dev-server';
 import type { DevServer } from './local/dev-server';
 import { freePort } from './local/free-port';
+import { ensureDatabase, keptPort, letPostgresThrough, postgresUrl, startPostgres } from './local/postgres';
 import { startRedisServer } from './local/redis-server';
 import { Supervisor, waitForHttp } from './local/supervisor';
+import { migrate, openDatabase } from './records/database';
 
-// The embedded default: a persistent Temporal dev server, the sandbox, the worker and the server, as child processes.
+// The embedded default: a persistent Temporal dev server, a private PostgreSQL for the records, the sandbox, the worker
+// and the server, as child processes.
 
 /** Settings `npm start` generates outside production; in production each must be set. */
 const GENERATED = [
@@ -90,6 +93,7 @@ function refuseDevelopmentSettings(config: StartConfig, temporal: TemporalEndpoi
   const ruled = new Set(problems.map((line) => line.slice(0, line.indexOf(':'))));
   const missing: string[] = GENERATED.filter((name) => !process.env[name] && !ruled.has(name));
   if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
+  if (!config.DATABASE_URL) missing.push('DATABASE_URL (the private PostgreSQL of npm start is not for production)');
   if (!temporal.addressConfigured) {
     missing.push('TEMPORAL_ADDRESS (the embedded Temporal dev server is not for production)');
   } else {
@@ -137,7 +141,44 @@ function sandboxWebhooks(merchantKeys: string, sandboxUrl: string, secret: strin
   return JSON.stringify(Object.fromEntries(merchants.map((merchantId) => [merchantId, target])));
 }
 
-/** Starts what is not configured elsewhere (Redis, the Temporal dev server, the sandbox), then the worker and server. */
+/** The PostgreSQL user and database of `npm start`'s private PostgreSQL. */
+const RECORDS = 'payments';
+
+/**
+ * DATABASE_URL, or a private PostgreSQL under DATA_DIR/postgres (its port and password kept there) with a `payments`
+ * database; migrated either way. Resolves to what the banner shows, never the password.
+ */
+async function prepareDatabase(
+  config: StartConfig,
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  supervisor: Supervisor,
+): Promise<string> {
+  let shown = config.DATABASE_URL && `${withoutPassword(config.DATABASE_URL)} (PostgreSQL of DATABASE_URL)`;
+  if (!shown) {
+    const dir = join(dataDir, 'postgres');
+    log(`starting a private PostgreSQL for the payment records (data in ${dir})…`);
+    letPostgresThrough(dataDir);
+    const postgres = await startPostgres(dir, await keptPort(dir), (line) => process.stderr.write(`${line}\n`), {
+      user: RECORDS,
+    });
+    supervisor.onStop(() => postgres.stop());
+    env.DATABASE_URL = await ensureDatabase(postgresUrl(postgres, 'postgres'), RECORDS);
+    shown = `${withoutPassword(env.DATABASE_URL)} (private PostgreSQL; password in ${join(dir, 'password')})`;
+  }
+  const db = openDatabase(env.DATABASE_URL ?? '', { max: 1, applicationName: 'npm start' });
+  try {
+    await migrate(db, log);
+  } finally {
+    await db.end();
+  }
+  return shown;
+}
+
+/**
+ * Starts what is not configured elsewhere (PostgreSQL, Redis, the Temporal dev server, the sandbox), then the worker
+ * and server; resolves to the dev server (if it started one) and the database as the banner shows it.
+ */
 async function startAll(
   config: StartConfig,
   temporal: TemporalEndpoint,
@@ -145,9 +186,12 @@ async function startAll(
   env: NodeJS.ProcessEnv,
   secrets: Pick<LocalSecrets, 'notificationSecret'> & { sandboxToken: string },
   supervisor: Supervisor,
-): Promise<DevServer | undefined> {
+): Promise<{ devServer?: DevServer; database: string }> {
   const { sandboxToken } = secrets;
   let devServer: DevServer | undefined;
+  // Alongside Redis and Temporal; awaited before the worker and server, which need it.
+  const database = prepareDatabase(config, dataDir, env, supervisor);
+  database.catch(() => undefined);
   if (!config.VAULT_URL) {
     log('starting a private redis-server for the card vault…');
     const redis = await startRedisServer(await freePort());
@@ -191,10 +235,11 @@ async function startAll(
     env.MERCHANT_WEBHOOKS ??= sandboxWebhooks(env.MERCHANT_API_KEYS ?? '', sandboxUrl, secrets.notificationSecret);
   }
   if (!existsSync(WORKER_SCRIPT)) throw new Error('the worker is not built: run `npm run build`');
+  const shownDatabase = await database;
   supervisor.launch('worker', [...WORKER_COMMAND]);
   const server = supervisor.launch('server', tsx('server.ts'));
   await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
-  return devServer;
+  return { devServer, database: shownDatabase };
 }
 
 async function main(): Promise<void> {
@@ -217,9 +262,9 @@ async function main(): Promise<void> {
   // The sandbox's token guards its ledger (callback URLs, names, phone numbers) as well as its provider API.
   const sandboxToken = env.PROVIDER_TOKEN ?? secrets.sandboxToken;
   const supervisor = new Supervisor(env, log);
-  let devServer: DevServer | undefined;
+  let started: { devServer?: DevServer; database: string } | undefined;
   try {
-    devServer = await startAll(
+    started = await startAll(
       config,
       temporal,
       dataDir,
@@ -231,12 +276,14 @@ async function main(): Promise<void> {
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
     await supervisor.stopAll(1);
   }
+  const devServer = started?.devServer;
 
   const lines = [
     '',
     'Payment orchestrator is running. Ctrl-C stops everything; payments persist in ' + dataDir,
     `  merchant API     ${publicBaseUrl}/v1/payments`,
     devServer?.uiUrl ? `  Temporal Web UI  ${devServer.uiUrl}` : `  Temporal         ${temporal.address}`,
+    `  records          ${started?.database}`,
     `  codec server     ${publicBaseUrl}/codec (operator key: decode and encode)`,
     ...webUiCodecLines(env, publicBaseUrl),
     config.PROVIDER_BASE_URL

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { Client } from 'pg';
 import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
@@ -201,6 +203,8 @@ it('two workers and two API servers on a real cluster settle every payment throu
     SIGNING_KEYS: TEST_SIGNING_KEYS,
     ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
     VAULT_URL: vaultUrl,
+    // The records' database npm run cluster creates beside Temporal's.
+    DATABASE_URL: cluster.databaseUrl,
     LOG_LEVEL: 'warn',
   };
   const serverEnv = {
@@ -389,4 +393,24 @@ it('two workers and two API servers on a real cluster settle every payment throu
   t.diagnostic(figures.join('; '));
   await Promise.all([stopProcess(worker1, 'SIGTERM'), stopProcess(worker2, 'SIGTERM')]);
   await Promise.all([stopProcess(serverA, 'SIGTERM'), stopProcess(serverB, 'SIGTERM')]);
+});
+
+it("keeps closed workflows' histories 7 days and the payment records in a migrated database beside Temporal's", async () => {
+  assert.ok(cluster);
+  const connection = await Connection.connect({ address: cluster.address });
+  try {
+    const { config } = await connection.workflowService.describeNamespace({ namespace: 'default' });
+    assert.equal(Number(config?.workflowExecutionRetentionTtl?.seconds), 7 * 24 * 3600);
+  } finally {
+    await connection.close();
+  }
+  assert.match(cluster.databaseUrl, /^postgres:\/\/temporal:[0-9a-f]+@127\.0\.0\.1:\d+\/payments$/);
+  const db = new Client({ connectionString: cluster.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+    assert.equal(rows[0]?.name, '001_initial.sql');
+  } finally {
+    await db.end();
+  }
 });

@@ -58,6 +58,7 @@ describe('OPERATOR_API_KEYS', () => {
     SIGNING_KEYS: `s1:${Buffer.alloc(32, 2).toString('base64')}`,
     FINGERPRINT_SECRET: 'f'.repeat(32),
     VAULT_URL: 'redis://127.0.0.1:6379',
+    DATABASE_URL: 'postgres://payments:db-password@127.0.0.1:5432/payments',
   };
   const problem = (keys: string) => {
     try {

@@ -9,6 +9,7 @@ import { parseConfig } from '../src/config/config-loading';
 import { serverSchema, workerSchema } from '../src/config/process-settings';
 import { generateKeyEntry } from '../src/crypto/keyring';
 import { WORKER_NODE_FLAGS } from '../src/local/build-outputs';
+import { NAMESPACE_RETENTION } from '../src/local/cluster-launcher';
 import { clusterVersions } from '../src/local/cluster-versions';
 import { DYNAMIC_CONFIG, HISTORY_SHARDS } from '../src/local/temporal-server-config';
 import { TEMPORAL_DATABASES } from '../src/local/temporal-schema';
@@ -176,7 +177,7 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
         `${name} bind-mounts nothing`,
       );
     }
-    for (const name of ['server', 'worker', 'sandbox', 'search-attributes']) {
+    for (const name of ['server', 'worker', 'sandbox', 'search-attributes', 'records-schema']) {
       const s = service(name);
       assert.equal(s.build?.context, root, `${name} is built from the Dockerfile`);
       const command = (s.command ?? []).join(' ');
@@ -184,6 +185,25 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
       assert.doesNotMatch(command, /npm|tsx/);
     }
     assert.deepEqual(service('worker').command, ['node', ...WORKER_NODE_FLAGS, 'dist/worker.js']);
+  });
+
+  it('keeps the payment records in a migrated payments database of the same PostgreSQL, behind its password', () => {
+    const url = `postgres://temporal:${SECRETS.POSTGRES_PASSWORD}@postgresql:5432/payments`;
+    for (const name of ['server', 'worker', 'records-schema']) assert.equal(env(service(name)).DATABASE_URL, url, name);
+    assert.equal(env(service('sandbox')).DATABASE_URL, undefined, 'the sandbox has no business there');
+    assert.match((service('temporal-schema').command ?? []).join('\n'), /sql --db payments create/);
+    assert.deepEqual(service('records-schema').command, ['node', 'dist/db-migrate.js']);
+    for (const name of ['server', 'worker']) {
+      assert.equal(service(name).depends_on?.['records-schema']?.condition, 'service_completed_successfully', name);
+    }
+  });
+
+  it("keeps closed workflows' histories as long as npm run cluster does (7 days)", () => {
+    assert.equal(NAMESPACE_RETENTION, '7 days');
+    assert.match(
+      (service('temporal-namespace').command ?? []).join('\n'),
+      /namespace create -n default --retention 168h/,
+    );
   });
 
   it('lets the worker scale: no container name, no published port', () => {

@@ -16,6 +16,7 @@ const valid = {
   ENCRYPTION_KEYS: `k1:${KEY_1}`,
   SIGNING_KEYS: `s1:${KEY_2}`,
   VAULT_URL: 'redis://127.0.0.1:6379',
+  DATABASE_URL: 'postgres://payments:db-password@127.0.0.1:5432/payments',
 };
 const worker = {
   PROVIDER_BASE_URL: 'https://provider.example',
@@ -24,6 +25,7 @@ const worker = {
   SIGNING_KEYS: `s1:${KEY_2}`,
   CALLBACK_SECRET: 's'.repeat(32),
   VAULT_URL: 'redis://127.0.0.1:6379',
+  DATABASE_URL: 'postgres://payments:db-password@127.0.0.1:5432/payments',
 };
 
 function configError(run: () => unknown): string {
@@ -75,6 +77,23 @@ describe('configuration', () => {
       () => parseConfig(workerSchema, {}),
       /PROVIDER_BASE_URL: is required[\s\S]*PROVIDER_TOKEN: is required/,
     );
+    for (const schema of [serverSchema, workerSchema]) {
+      const base = schema === serverSchema ? valid : worker;
+      assert.match(
+        configError(() => parseConfig(schema, { ...base, DATABASE_URL: undefined })),
+        /DATABASE_URL: is required/,
+      );
+    }
+  });
+
+  it('DATABASE_URL: a postgres:// URL, named and never echoed when it is not', () => {
+    assert.equal(parseConfig(serverSchema, valid).DATABASE_URL, valid.DATABASE_URL);
+    const password = 'hunter2-database';
+    for (const bad of [`mysql://payments:${password}@db:3306/payments`, `payments:${password}@db/payments`]) {
+      const message = configError(() => parseConfig(workerSchema, { ...worker, DATABASE_URL: bad }));
+      assert.match(message, /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+      assert.ok(!message.includes(password), 'no password echoed');
+    }
   });
 
   it('a malformed MERCHANT_API_KEYS entry stops the start, named by position and never echoed', () => {
@@ -230,6 +249,46 @@ describe('configuration', () => {
     const weakMessage = configError(() => parseConfig(workerSchema, { ...production, MERCHANT_WEBHOOKS: weak }));
     assert.match(weakMessage, /MERCHANT_WEBHOOKS: merchant "acme": secret 1 is shorter than 32 characters/);
     assert.ok(!weakMessage.includes(secret));
+  });
+
+  it('NODE_ENV=production refuses a database without a password, or one off loopback without TLS', () => {
+    const production = { ...worker, NODE_ENV: 'production', TEMPORAL_TLS: 'true' };
+    // What production says of DATABASE_URL (the fixture's other settings are weak on purpose).
+    const problem = (url: string) => {
+      try {
+        parseConfig(workerSchema, { ...production, DATABASE_URL: url });
+        return '';
+      } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.message
+          .split('\n')
+          .filter((line) => line.includes('DATABASE_URL'))
+          .join('\n');
+      }
+    };
+    assert.match(
+      problem('postgres://payments@127.0.0.1:5432/payments'),
+      /DATABASE_URL: needs a password in production \(postgres:\/\/user:password@host:port\/database\)/,
+    );
+    const password = 'db-secret-0123456789';
+    for (const url of [
+      `postgres://payments:${password}@db.internal:5432/payments`,
+      `postgres://payments:${password}@10.0.0.5/payments?sslmode=prefer`,
+      `postgresql://payments:${password}@db.internal/payments?sslmode=disable`,
+    ]) {
+      const message = problem(url);
+      assert.match(message, /DATABASE_URL: reaches \S+ without TLS: production needs \?sslmode=verify-full/, url);
+      assert.ok(!message.includes(password), 'no password echoed');
+    }
+    for (const url of [
+      `postgres://payments:${password}@db.internal:5432/payments?sslmode=verify-full`,
+      `postgres://payments:${password}@db.internal:5432/payments?sslmode=require`,
+      `postgres://payments:${password}@127.0.0.1:5432/payments`,
+      `postgres://payments:${password}@localhost/payments`,
+      `postgres://payments:${password}@[::1]:5432/payments`,
+    ]) {
+      assert.equal(problem(url), '', url);
+    }
   });
 
   it('NODE_ENV=production refuses the sandbox token, a missing encryption key and a plain-http PUBLIC_BASE_URL', () => {

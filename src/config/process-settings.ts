@@ -6,6 +6,7 @@ import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment-model';
 import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
 import {
   commaList,
+  databaseUrl,
   duration,
   flag,
   hostPort,
@@ -54,6 +55,9 @@ export const temporalSettings = {
     .default('false')
     .transform((v) => v === 'true'),
 };
+
+/** The system of record (PostgreSQL): the server and the worker read and write payments there (docs/records.md). */
+export const databaseSettings = { DATABASE_URL: databaseUrl };
 
 /** What the server signs and the worker verifies: what starts, settles or resolves a payment or batch. */
 const signing = { SIGNING_KEYS: keyring };
@@ -107,6 +111,7 @@ const logging = {
 
 const workerSettings = z.object({
   ...temporalSettings,
+  ...databaseSettings,
   ...signing,
   ...callbacks,
   PORT: port(3000),
@@ -153,6 +158,7 @@ export const workerSchema = workerSettings.superRefine((config, ctx) => {
 
 export const serverSchema = z.object({
   ...temporalSettings,
+  ...databaseSettings,
   ...timing,
   ...logging,
   PORT: port(3000),
@@ -243,6 +249,8 @@ export const startSchema = z.object({
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
   VAULT_URL: vaultUrl.optional(),
+  /** An existing PostgreSQL; unset, `npm start` runs a private one under DATA_DIR. */
+  DATABASE_URL: databaseUrl.optional(),
   ENCRYPTION_KEYS: keyring.optional(),
 });
 export type StartConfig = z.infer<typeof startSchema>;

@@ -2,6 +2,7 @@
 import { estimatedEntropyBits, MIN_ENTROPY_BITS } from '../crypto/entropy';
 import { parseKeyring } from '../crypto/keyring';
 import type { EncryptionKey } from '../crypto/keyring';
+import { isLoopback } from '../temporal/connection-settings';
 import { SANDBOX_TOKEN } from './process-settings';
 import { merchantWebhooks } from './setting-parsers';
 
@@ -86,6 +87,7 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   PROVIDER_BANKS_URL: httpsOnly,
   VAULT_URL: (v) =>
     v && !redisPassword(v) ? 'needs a password in production (redis://:password@host:port)' : undefined,
+  DATABASE_URL: (v) => (v ? unsafeDatabase(v) : undefined),
   CALLBACK_SECRET: weakSecret,
   FINGERPRINT_SECRET: weakSecret,
   CODEC_TOKEN_SECRET: (v) => (v ? weakSecret(v) : undefined),
@@ -100,6 +102,29 @@ function redisPassword(value: string): string {
   } catch {
     return '';
   }
+}
+
+/** TLS modes that refuse a plaintext connection (`prefer`, `allow` and `disable` fall back to one). */
+const DATABASE_TLS_MODES = ['require', 'verify-full'];
+
+/** A database anyone on the network could reach without a password or read in clear (the URL's host is named). */
+function unsafeDatabase(value: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return undefined; // the schema names a malformed URL
+  }
+  if (!parsed.password) return 'needs a password in production (postgres://user:password@host:port/database)';
+  // A Unix socket (`?host=/run/postgresql`) stays on this machine.
+  const local = parsed.hostname === '' || isLoopback(parsed.hostname) || parsed.searchParams.get('host')?.[0] === '/';
+  if (!local && !DATABASE_TLS_MODES.includes(parsed.searchParams.get('sslmode') ?? '')) {
+    return (
+      `reaches ${parsed.hostname} without TLS: production needs ?sslmode=verify-full (or sslmode=require) ` +
+      'for a database off loopback'
+    );
+  }
+  return undefined;
 }
 
 /** Every production refusal for the named variables of an environment, one `  NAME: problem` line each. */

@@ -118,6 +118,19 @@ export const keyring = z.string().transform((text, ctx) => {
 /** The card vault: a Redis URL (`redis://[:password@]host:port`). */
 export const vaultUrl = z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' });
 
+/** The system of record, `postgres://user:password@host:port/database[?sslmode=…]`; never echoed (a password). */
+export const databaseUrl = z.url({
+  protocol: /^postgres(ql)?$/,
+  error: 'must be a postgres:// or postgresql:// URL (postgres://user:password@host:port/database)',
+});
+
+/** A database URL as it may be shown (banners, logs): without its password. */
+export function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = '';
+  return parsed.toString();
+}
+
 const webhookEntry = z.object({ url: z.string(), secrets: z.array(z.string()) });
 
 /**

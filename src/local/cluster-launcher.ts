@@ -9,7 +9,7 @@ import { clusterVersions } from './cluster-versions';
 import { freePort } from './free-port';
 import { startManaged } from './managed-process';
 import type { ManagedProcess } from './managed-process';
-import { startPostgres } from './postgres';
+import { migratedDatabase, startPostgres } from './postgres';
 import type { Postgres } from './postgres';
 import { DYNAMIC_CONFIG, temporalServerConfig, uiServerConfig } from './temporal-server-config';
 import type { TemporalPorts } from './temporal-server-config';
@@ -35,14 +35,25 @@ export interface Cluster {
   address: string;
   uiUrl: string;
   postgresPort: number;
+  /** The migrated `payments` database in the cluster's PostgreSQL (its URL holds the password). */
+  databaseUrl: string;
+  /** Where the PostgreSQL password is kept. */
+  passwordFile: string;
   /** How long each step took, in ms. */
-  timings: Record<'postgres' | 'schema' | 'server' | 'namespace' | 'ui', number>;
+  timings: Record<'postgres' | 'schema' | 'records' | 'server' | 'namespace' | 'ui', number>;
   /** The temporal-server process, for the callers that watch it. */
   server: ManagedProcess;
   stop(): Promise<void>;
 }
 
-const RETENTION = '3 days';
+/**
+ * How long the namespace keeps a closed workflow's history, for debugging and replay (the payment records live in
+ * PostgreSQL for as long as the business keeps them: docs/records.md). Compose sets the same (168h).
+ */
+export const NAMESPACE_RETENTION = '7 days';
+
+/** The database of the payment records in the cluster's PostgreSQL (compose creates the same). */
+const RECORDS_DATABASE = 'payments';
 
 /** A query over every payment search attribute: it answers only once the frontend knows them all in the namespace. */
 const SEARCH_ATTRIBUTES_QUERY = Object.values(SearchAttributes)
@@ -74,7 +85,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const stop = async () => {
     for (const part of started.reverse()) await part.stop();
   };
-  const timings = { postgres: 0, schema: 0, server: 0, namespace: 0, ui: 0 };
+  const timings = { postgres: 0, schema: 0, records: 0, server: 0, namespace: 0, ui: 0 };
   const timed = async <T>(step: keyof typeof timings, work: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
     const value = await work();
@@ -89,6 +100,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     started.push(postgres);
     log(`schema of Temporal ${versions.temporalServer} (temporal-sql-tool, postgres12)…`);
     await timed('schema', () => setUpTemporalSchema(postgres, options.output));
+    log(`the payment records' database (${RECORDS_DATABASE}) and its migrations…`);
+    const databaseUrl = await timed('records', () => migratedDatabase(postgres, RECORDS_DATABASE, 'cluster', log));
     log(`temporal-server ${versions.temporalServer}…`);
     const { server, address } = await timed('server', () => startTemporalServer(dir, postgres, options));
     started.push(server);
@@ -96,7 +109,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log(`Temporal Web UI server ${versions.uiServer}…`);
     const ui = await timed('ui', () => startUiServer(dir, address, options));
     started.push(ui.process);
-    return { address, uiUrl: ui.url, postgresPort: postgres.port, timings, server, stop };
+    return {
+      address,
+      uiUrl: ui.url,
+      postgresPort: postgres.port,
+      databaseUrl,
+      passwordFile: join(dir, 'postgres', 'password'),
+      timings,
+      server,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -167,7 +189,7 @@ export async function prepareNamespace(
   try {
     await retry('register the namespace', () =>
       connection.workflowService
-        .registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(RETENTION) })
+        .registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(NAMESPACE_RETENTION) })
         .catch(alreadyExists)
         .then(() => true),
     );

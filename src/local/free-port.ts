@@ -9,12 +9,13 @@ const COUNT = 12_000;
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const port = FIRST + Math.floor(Math.random() * COUNT);
-    if (await bindable(port)) return port;
+    if (await isPortFree(port)) return port;
   }
   return listenPort(0);
 }
 
-function bindable(port: number): Promise<boolean> {
+/** Whether `port` can be listened on, on loopback, now. */
+export function isPortFree(port: number): Promise<boolean> {
   return listenPort(port).then(
     () => true,
     () => false,

@@ -9,13 +9,15 @@ import { startServer } from '../server';
 import { startDevServer } from './dev-server';
 import type { DevServer, DevServerOptions } from './dev-server';
 import { freePort } from './free-port';
+import { startScratchDatabase } from './postgres';
+import type { Postgres } from './postgres';
 import { startRedisServer } from './redis-server';
 import type { RedisServer, RedisServerOptions } from './redis-server';
 import { waitForHttp } from './supervisor';
 import { startWorkerProcess } from './worker-process';
 
-// The local stack the tests, the benchmark and the chaos harness run against: Temporal, Redis, the sandbox, the
-// payment worker and the API server(s). Each caller says where each part runs and what environment it gets.
+// The local stack the tests, the benchmark and the chaos harness run against: Temporal, Redis, PostgreSQL, the
+// sandbox, the payment worker and the API server(s). Each caller says where each part runs and what environment it gets.
 
 const SERVER_SCRIPT = resolve(__dirname, '..', '..', 'dist', 'server.js');
 
@@ -43,6 +45,8 @@ export interface Proxy {
 export interface StackParts {
   temporalAddress: string;
   vaultUrl: string;
+  /** DATABASE_URL of the worker and the servers: a migrated database. */
+  databaseUrl: string;
   sandbox: Sandbox;
   /** Where the worker reaches the provider: the sandbox, or the proxy in front of it. */
   providerUrl: string;
@@ -58,6 +62,11 @@ export interface StackBuilderOptions {
   temporal: { address: string } | { devServer: Omit<DevServerOptions, 'port'> };
   /** A vault URL already serving, or a Redis server to start (its password kept across `startVault`). */
   vault: { url: string } | { redis: RedisServerOptions };
+  /**
+   * A migrated database already serving (the tests' TEST_DATABASE_URL); absent, a PostgreSQL of this stack's own in a
+   * temporary directory, removed when the stack stops (the benchmark, the chaos harness).
+   */
+  database?: { url: string };
   sandbox: SandboxOptions;
   /** A proxy between the worker and the sandbox. */
   providerProxy?: (sandboxUrl: string) => Promise<Proxy>;
@@ -65,7 +74,7 @@ export interface StackBuilderOptions {
   callbackProxy?: (serverUrl: string) => Promise<Proxy>;
   /**
    * The environment: `shared` goes to the worker and the servers, then each one's own. Both get TEMPORAL_ADDRESS,
-   * VAULT_URL, PUBLIC_BASE_URL and PROVIDER_BASE_URL from the parts unless given; the worker WORKER_METRICS_ADDRESS;
+   * VAULT_URL, DATABASE_URL, PUBLIC_BASE_URL and PROVIDER_BASE_URL from the parts unless given; the worker WORKER_METRICS_ADDRESS;
    * each server PORT and a fresh METRICS_PORT.
    */
   env: (parts: StackParts) => { shared?: Env; worker?: Env; server?: Env };
@@ -80,9 +89,10 @@ export interface StackBuilderOptions {
 export interface BuiltStack extends StackParts {
   workerEnv: Env;
   serverEnv: Env;
-  /** The dev server's and Redis's processes, when this stack started them. */
+  /** The dev server's, Redis's and PostgreSQL's processes, when this stack started them. */
   devServer?: DevServer;
   redis?: RedisServer;
+  postgres?: Postgres;
   worker?: Launched;
   servers: (Launched | undefined)[];
   startWorker(): Promise<void>;
@@ -170,6 +180,14 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
     redis = await startRedisServer(vaultPort, options.vault.redis);
     return redis.url;
   };
+  let postgres: Postgres | undefined;
+  const startDatabase = async () => {
+    if (options.database) return options.database.url;
+    const scratch = await startScratchDatabase('stack builder');
+    cleanups.push(() => scratch.stop());
+    postgres = scratch.postgres;
+    return scratch.url;
+  };
   const stop = async () => {
     stopping = true;
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
@@ -188,10 +206,15 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
       async () => devServer?.stop(),
       async () => redis?.stop(),
     );
-    // Both settle before anything is judged, so a failure of one never leaves the other running.
-    const [temporalStart, vaultStart] = await Promise.allSettled([startTemporal(), startVault()]);
+    // All settle before anything is judged, so a failure of one never leaves another running.
+    const [temporalStart, vaultStart, databaseStart] = await Promise.allSettled([
+      startTemporal(),
+      startVault(),
+      startDatabase(),
+    ]);
     if (temporalStart.status === 'rejected') throw temporalStart.reason;
     if (vaultStart.status === 'rejected') throw vaultStart.reason;
+    if (databaseStart.status === 'rejected') throw databaseStart.reason;
 
     const sandbox = await createSandbox(options.sandbox);
     cleanups.push(() => sandbox.close());
@@ -204,6 +227,7 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
     const parts: StackParts = {
       temporalAddress: temporalStart.value,
       vaultUrl: vaultStart.value,
+      databaseUrl: databaseStart.value,
       sandbox,
       providerUrl: providerProxy?.url ?? sandbox.url,
       publicBaseUrl: callbackProxy?.url ?? serverUrls[0] ?? '',
@@ -214,6 +238,7 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
     const derived = {
       TEMPORAL_ADDRESS: parts.temporalAddress,
       VAULT_URL: parts.vaultUrl,
+      DATABASE_URL: parts.databaseUrl,
       PUBLIC_BASE_URL: parts.publicBaseUrl,
       PROVIDER_BASE_URL: parts.providerUrl,
     };
@@ -234,6 +259,7 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
       serverEnv: env.server,
       devServer,
       redis,
+      postgres,
       servers: options.servers.map(() => undefined),
       async startWorker() {
         if (options.worker) stack.worker = await launch(options.worker, env.worker, 'payment worker');

@@ -42,14 +42,15 @@ export const NOTIFIED_MERCHANT_KEY = 'mk_notified_0123456789abcdef';
 /** The secret that merchant's notifications are signed with, and the sandbox's merchant verifies them with. */
 export const TEST_NOTIFICATION_SECRET = 'whsec_test_0123456789abcdef0123456789';
 
-/** Address of the dev server and the vault's URL that `npm test` prepared, and the workflow bundle it built. */
-export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string } {
+/** Address of the dev server, the vault's and the database's URLs that `npm test` prepared, and the bundle it built. */
+export function testEnvironment(): { address: string; bundlePath: string; vaultUrl: string; databaseUrl: string } {
   const address = process.env.TEST_TEMPORAL_ADDRESS;
   const vaultUrl = process.env.TEST_VAULT_URL;
-  if (!address || !vaultUrl) {
-    throw new Error('run the integration tests through `npm test` (it starts Temporal and Redis)');
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  if (!address || !vaultUrl || !databaseUrl) {
+    throw new Error('run the integration tests through `npm test` (it starts Temporal, Redis and PostgreSQL)');
   }
-  return { address, bundlePath: WORKFLOW_BUNDLE, vaultUrl };
+  return { address, bundlePath: WORKFLOW_BUNDLE, vaultUrl, databaseUrl };
 }
 
 export interface StackOptions {
@@ -135,7 +136,7 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
 
 /** Starts sandbox, worker and server in this process against the shared test dev server. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const { address, bundlePath, vaultUrl } = testEnvironment();
+  const { address, bundlePath, vaultUrl, databaseUrl } = testEnvironment();
   // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
   const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
   const taskQueue = options.taskQueue ?? `test-${process.pid}-${++stackCount}-${Date.now()}`;
@@ -144,6 +145,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const built = await buildStack({
     temporal: { address },
     vault: { url: vaultUrl },
+    database: { url: databaseUrl },
     sandbox: {
       token: SANDBOX_TOKEN,
       callbackDelayMs: 200,

@@ -1,0 +1,114 @@
+// The system of record's connection and schema: a pg pool, numbered SQL migrations applied under a lock, and
+// transactions. What is stored where, and why plain SQL files: docs/records.md.
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import type { PoolClient } from 'pg';
+
+export type Database = Pool;
+
+/** Beside this file in src/ and, copied by `npm run build`, in dist/. */
+const MIGRATIONS_DIR = join(__dirname, 'migrations');
+const MIGRATION_FILE = /^(\d{3})_[a-z0-9_-]+\.sql$/;
+/** One key for every process migrating this database (any bigint would do; this one spells nothing). */
+const MIGRATION_LOCK = 7_310_021_001;
+/**
+ * Past this a connection attempt fails rather than waits: with PostgreSQL unreachable a `POST` must answer 503 within
+ * 2 s, and a record write fails fast and is retried by Temporal.
+ */
+const CONNECT_TIMEOUT_MS = 1_500;
+
+/** A pool for DATABASE_URL (numeric columns parsed as JS numbers by the record modules, not here). */
+export function openDatabase(url: string, options: { max?: number; applicationName?: string } = {}): Database {
+  const pool = new Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.applicationName,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // An idle connection that breaks (PostgreSQL restarted) is dropped by the pool; unheard, the error would end the
+  // process. The next query opens a new connection or fails on its own.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in a transaction (BEGIN/COMMIT, ROLLBACK on throw). */
+export async function inTransaction<T>(db: Database, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    // A connection that cannot even roll back is closed, not returned to the pool.
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+/** The migration files in order; two files with one number are refused. */
+function migrationFiles(): Migration[] {
+  const names = readdirSync(MIGRATIONS_DIR)
+    .filter((name) => MIGRATION_FILE.test(name))
+    .sort();
+  const numbers = new Map<string, string>();
+  for (const name of names) {
+    const number = name.slice(0, 3);
+    const other = numbers.get(number);
+    if (other) throw new Error(`migrations ${other} and ${name} share the number ${number}: renumber one`);
+    numbers.set(number, name);
+  }
+  return names.map((name) => {
+    const sql = readFileSync(join(MIGRATIONS_DIR, name), 'utf8');
+    return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+  });
+}
+
+/** Applies the numbered migrations in src/records/migrations not yet applied, in one transaction under an advisory lock. */
+export async function migrate(db: Database, log: (line: string) => void = () => undefined): Promise<string[]> {
+  const migrations = migrationFiles();
+  return inTransaction(db, async (client) => {
+    // Held until the transaction ends: a second process starting at the same time waits, then finds nothing to do.
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         name       text PRIMARY KEY,
+         checksum   text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const { rows } = await client.query<{ name: string; checksum: string }>(
+      'SELECT name, checksum FROM schema_migrations',
+    );
+    const applied = new Map(rows.map((row) => [row.name, row.checksum]));
+    for (const { name, checksum } of migrations) {
+      const recorded = applied.get(name);
+      if (recorded !== undefined && recorded !== checksum) {
+        throw new Error(
+          `migration ${name} was changed after it was applied to this database: ` +
+            'restore it as it was and put the change in a new numbered migration',
+        );
+      }
+    }
+    const pending = migrations.filter(({ name }) => !applied.has(name));
+    for (const { name, sql, checksum } of pending) {
+      log(`records: applying migration ${name}`);
+      await client.query(sql);
+      await client.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [name, checksum]);
+    }
+    return pending.map(({ name }) => name);
+  });
+}
