@@ -81,7 +81,12 @@ export class PaymentReads {
     const records = this.options.records;
     if (!records) return this.live(paymentId);
     const record = await recordCall(() => readPayment(records, paymentId));
-    return record?.payment ?? this.live(paymentId);
+    if (!record) return this.live(paymentId);
+    if (isTerminal(record.payment.status)) return record.payment;
+    // Open in its record: a workflow ended without an outcome (terminated…) never writes again, so it shows as the
+    // live view shows it. One describe, no query; without Temporal the record answers as it is.
+    const ended = await endedWithoutResult(this.client, paymentId).catch(() => undefined);
+    return ended ? inReviewAfterEnd(record.payment, ended) : record.payment;
   }
 
   /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */
@@ -94,17 +99,8 @@ export class PaymentReads {
       ([message], startTime) => newPaymentResource(startedPaymentInput(message as PaymentMessage, startTime)),
     );
     if (isTerminal(payment.status)) return payment;
-    // Terminated (or otherwise ended) before its outcome: nothing will settle it now, so an operator must.
     const ended = await endedWithoutResult(this.client, paymentId);
-    if (!ended) return payment;
-    const message =
-      `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
-      'check it with the provider and tell the merchant';
-    return {
-      ...payment,
-      status: 'needs_review',
-      events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
-    };
+    return ended ? inReviewAfterEnd(payment, ended) : payment;
   }
 
   /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
@@ -223,6 +219,18 @@ export class PaymentReads {
     ].join(' AND ');
     return (await temporalCall(() => this.client.workflow.count(query))).count;
   }
+}
+
+/** A payment whose workflow ended (terminated…) before its outcome: nothing will settle it now, so an operator must. */
+function inReviewAfterEnd(payment: PaymentResource, ended: { how: string; at: string }): PaymentResource {
+  const message =
+    `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
+    'check it with the provider and tell the merchant';
+  return {
+    ...payment,
+    status: 'needs_review',
+    events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
+  };
 }
 
 const OPEN_STATUSES: readonly PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review'];
