@@ -21,11 +21,15 @@ export function translateTemporalError(err: unknown): unknown {
 }
 
 /** Runs a Temporal call, translating connection failures. */
-export async function temporalCall<T>(call: () => Promise<T>): Promise<T> {
+export function temporalCall<T>(call: () => Promise<T>): Promise<T> {
+  return translated(call, translateTemporalError);
+}
+
+async function translated<T>(call: () => Promise<T>, translate: (err: unknown) => unknown): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw translateTemporalError(err);
+    throw translate(err);
   }
 }
 
@@ -46,10 +50,6 @@ export function translateRecordError(err: unknown): unknown {
 }
 
 /** Runs a call to the payment records, translating PostgreSQL being unreachable. */
-export async function recordCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw translateRecordError(err);
-  }
+export function recordCall<T>(call: () => Promise<T>): Promise<T> {
+  return translated(call, translateRecordError);
 }
