@@ -16,6 +16,7 @@ import { PaymentCommands } from './payments/payment-commands';
 import { PaymentReads } from './payments/payment-reads';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
+import { migrate, openDatabase } from './records/database';
 import { activeTracing, startTracing } from './telemetry/tracing';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
@@ -36,10 +37,15 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
 /** Starts the HTTP server on the configured port; resolves once it listens. `logStream` captures logs (tests). */
 export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
+  const records = openDatabase(config.DATABASE_URL, { applicationName: 'payments-server' });
+  // Concurrent starts are safe: migrations run under an advisory lock.
+  await migrate(records);
+  // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
+  records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const tokens = new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config));
   const timing = timingFor(config);
-  const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE });
+  const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE, records });
   const payments = new PaymentCommands(client, paymentReads, {
     taskQueue: config.TASK_QUEUE,
     signingKeys: config.SIGNING_KEYS,
@@ -48,6 +54,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       timingFor: timing,
       initiationWaitMs: config.INITIATION_WAIT,
       cardVault,
+      records,
     },
   });
   const batches = new Batches(client, {
@@ -59,6 +66,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       concurrency: config.BATCH_CONCURRENCY,
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
+      records,
     },
   });
   const provider = createProviderClient(providerConfig(config));
@@ -109,6 +117,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       await metricsServer.close();
       await client.connection.close();
       await cardVault.close();
+      await records.end();
     },
   };
 }

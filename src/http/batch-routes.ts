@@ -11,7 +11,16 @@ import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
-import { jsonBodyErrors, page, paymentListExample, temporal, withKey } from './route-parts';
+import {
+  batchId,
+  createdRange,
+  jsonBodyErrors,
+  listQuery,
+  page,
+  paymentListExample,
+  temporal,
+  withKey,
+} from './route-parts';
 import { route } from './route-spec';
 
 // Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel.
@@ -25,10 +34,6 @@ export interface BatchRouteDeps {
 /** Room for 10,000 items of the longest allowed fields. */
 const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
 
-const batchId = z
-  .string()
-  .regex(/^batch-[^~]{1,200}$/)
-  .describe('batch-{merchant id}-{reference}');
 const batchParams = z.object({ id: batchId });
 const notFound = 'no such payout batch';
 
@@ -141,7 +146,7 @@ const listPayoutBatchItems = route(
     auth: 'merchant_or_operator',
     params: batchParams,
     notFound,
-    query: z.strictObject({ status: z.enum(PAYMENT_STATUSES).optional(), ...page }),
+    query: z.strictObject({ status: z.enum(PAYMENT_STATUSES).optional(), ...createdRange, ...page }),
     answers: {
       200: {
         description: 'One page.',
@@ -164,9 +169,9 @@ const listPayoutBatchItems = route(
   },
   ({ caller, params, query }, { paymentReads }: BatchRouteDeps) => {
     assertVisible(caller, params.id);
-    const { starting_after: startingAfter, ...filter } = query;
-    if (startingAfter !== undefined && !isBatchItemOf(params.id, startingAfter)) throw cursorError();
-    return listPage(paymentReads, { ...filter, batchId: params.id, startingAfter });
+    const filter = listQuery(query);
+    if (filter.startingAfter !== undefined && !isBatchItemOf(params.id, filter.startingAfter)) throw cursorError();
+    return listPage(paymentReads, { ...filter, batchId: params.id });
   },
 );
 

@@ -10,7 +10,18 @@ import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
-import { jsonBodyErrors, page, paymentExample, paymentId, paymentListExample, temporal, withKey } from './route-parts';
+import {
+  batchId,
+  createdRange,
+  jsonBodyErrors,
+  listQuery,
+  page,
+  paymentExample,
+  paymentId,
+  paymentListExample,
+  temporal,
+  withKey,
+} from './route-parts';
 import { route } from './route-spec';
 
 // The merchant API: create, read and list payments; operators resolve the ones in review.
@@ -114,13 +125,16 @@ const listPayments = route(
     tag: 'Payments',
     summary: 'List payments',
     description:
-      "Newest first (start time, then id). A merchant sees its own payments, an operator everyone's. Page with " +
-      '`limit` and `starting_after` (the last id of the previous page) while `has_more` is true.',
+      "Newest first (creation time, then id). A merchant sees its own payments, an operator everyone's. Page with " +
+      '`limit` and `starting_after` (the last id of the previous page) while `has_more` is true. Filters combine: ' +
+      'status, type, reference, payout batch, and a creation-time range `created[gte]` ≤ created < `created[lt]`.',
     auth: 'merchant_or_operator',
     query: z.strictObject({
       status: z.enum(PAYMENT_STATUSES).optional(),
       type: z.enum(PAYMENT_TYPES).optional(),
       reference: referenceSchema.optional(),
+      batch: batchId.optional(),
+      ...createdRange,
       ...page,
     }),
     answers: { 200: { description: 'One page.', schema: paymentListSchema, example: paymentListExample } },
@@ -128,9 +142,9 @@ const listPayments = route(
   },
   ({ caller, query }, { paymentReads }: PaymentRouteDeps) => {
     const merchantId = caller.role === 'merchant' ? caller.merchantId : undefined;
-    const { starting_after: startingAfter, ...filter } = query;
-    if (startingAfter !== undefined) assertVisible(caller, startingAfter, 'starting_after');
-    return listPage(paymentReads, { ...filter, merchantId, startingAfter });
+    const { batch, ...filter } = listQuery(query);
+    if (filter.startingAfter !== undefined) assertVisible(caller, filter.startingAfter, 'starting_after');
+    return listPage(paymentReads, { ...filter, batchId: batch, merchantId });
   },
 );
 

@@ -10,6 +10,32 @@ export const MAX_PAGE_SIZE = 100;
 /** A payment's id in a path. */
 export const paymentId = z.string().min(1).max(200).describe('payment-{merchant id}-{reference}');
 
+/** A payout batch's id in a path or a filter. */
+export const batchId = z
+  .string()
+  .regex(/^batch-[^~]{1,200}$/)
+  .describe('batch-{merchant id}-{reference}');
+
+const instant = z.iso.datetime({ offset: true }).transform((at) => new Date(at));
+
+/** The creation-time range of a list: `created[gte]` (inclusive) and `created[lt]` (exclusive). */
+export const createdRange = {
+  'created[gte]': instant.optional().describe('created at or after this time (ISO 8601)'),
+  'created[lt]': instant.optional().describe('created before this time (ISO 8601)'),
+};
+
+/** A list's query, as the payment reads take it: the cursor and the creation range renamed. */
+export function listQuery<Q extends { starting_after?: string; 'created[gte]'?: Date; 'created[lt]'?: Date }>(
+  query: Q,
+): Omit<Q, 'starting_after' | 'created[gte]' | 'created[lt]'> & {
+  startingAfter?: string;
+  createdFrom?: Date;
+  createdBefore?: Date;
+} {
+  const { starting_after: startingAfter, 'created[gte]': createdFrom, 'created[lt]': createdBefore, ...rest } = query;
+  return { ...rest, startingAfter, createdFrom, createdBefore };
+}
+
 /** The paging query parameters of a list. */
 export const page = {
   limit: z.coerce

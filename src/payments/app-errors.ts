@@ -21,10 +21,35 @@ export function translateTemporalError(err: unknown): unknown {
 }
 
 /** Runs a Temporal call, translating connection failures. */
-export async function temporalCall<T>(call: () => Promise<T>): Promise<T> {
+export function temporalCall<T>(call: () => Promise<T>): Promise<T> {
+  return translated(call, translateTemporalError);
+}
+
+async function translated<T>(call: () => Promise<T>, translate: (err: unknown) => unknown): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw translateTemporalError(err);
+    throw translate(err);
   }
+}
+
+/** PostgreSQL's SQLSTATE classes that say the database cannot serve now: connection, resources, shutdown. */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P)/;
+
+/** Turns PostgreSQL being unreachable, full or shutting down into `unavailable`; anything else passes through. */
+export function translateRecordError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
+  // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it.
+  const unreachable =
+    /^E[A-Z]+$/.test(code) || /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
+  if (unreachable || UNAVAILABLE_SQLSTATE.test(code)) {
+    return new AppError('unavailable', 'the payment records are unreachable right now');
+  }
+  return err;
+}
+
+/** Runs a call to the payment records, translating PostgreSQL being unreachable. */
+export function recordCall<T>(call: () => Promise<T>): Promise<T> {
+  return translated(call, translateRecordError);
 }

@@ -18,7 +18,7 @@ import { callbackSignal, initiationUpdate, paymentSearchAttributes, resolveUpdat
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
-import { AppError, temporalCall } from './app-errors';
+import { AppError, recordCall, temporalCall } from './app-errors';
 import { paymentFingerprint } from './fingerprint';
 import type { PaymentReads } from './payment-reads';
 import { executeUpdate } from './workflow-calls';
@@ -26,6 +26,9 @@ import { cardToken, detachCard } from '../vault/card-vault';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
+import type { Database } from '../records/database';
+import { insertNewPayment, takeKey } from '../records/idempotency-keys';
+import { readPayment } from '../records/record-reads';
 
 export interface PaymentCommandsOptions {
   taskQueue: string;
@@ -42,6 +45,8 @@ export interface PaymentCreation {
   initiationWaitMs: number;
   /** Holds card data outside Temporal until the initiation activity takes it. */
   cardVault: CardVault;
+  /** The records: the idempotency key and the payment's first record are written there before anything starts. */
+  records: Database;
 }
 
 /** What changes payments: create one, hand it a provider callback, resolve it; each a signed Temporal call. */
@@ -52,7 +57,10 @@ export class PaymentCommands {
     private readonly options: PaymentCommandsOptions,
   ) {}
 
-  /** Starts the payment's workflow once per reference; the same body again returns the existing payment. */
+  /**
+   * Starts the payment's workflow once per reference, forever: the reference is taken in the records first, with the
+   * payment's first record; the same body again answers the recorded payment, another body is a conflict.
+   */
   async create(merchantId: string, request: PaymentRequest): Promise<{ created: boolean; payment: PaymentResource }> {
     const creation = this.options.creation;
     if (!creation) throw new Error('these PaymentCommands were made without creation settings');
@@ -61,13 +69,60 @@ export class PaymentCommands {
     const stored = await detachCard(request, creation.cardVault).catch(() => {
       throw new AppError('unavailable', 'the card vault is unreachable right now');
     });
-    const input: PaymentInput = {
+    const discardCard = async () => {
+      const token = cardToken(stored);
+      // Unused card data goes now; should that fail, it expires on its own.
+      if (token) await creation.cardVault.discard(token).catch(() => undefined);
+    };
+    let input: PaymentInput = {
       paymentId,
       merchantId,
       request: stored,
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
     };
+    const key = {
+      merchantId,
+      scope: 'payment' as const,
+      reference: request.reference,
+      fingerprint,
+      resourceId: paymentId,
+    };
+    const firstRecord = newPaymentResource(input);
+    const claim = await recordCall(() =>
+      takeKey(creation.records, key, (client) => insertNewPayment(client, merchantId, firstRecord)),
+    ).catch(async (err: unknown) => {
+      await discardCard();
+      throw err;
+    });
+    if (!claim.taken) {
+      if (claim.fingerprint !== fingerprint) {
+        await discardCard();
+        throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
+      }
+      const record = await recordCall(() => readPayment(creation.records, paymentId));
+      // Recorded past its creation: its workflow ran, and the record answers whatever Temporal has kept of it.
+      if (record && record.revision > 0) {
+        await discardCard();
+        return { created: false, payment: record.payment };
+      }
+      // Only created so far: its workflow may never have started (a crash between the key and the start), so this
+      // attempt starts it as recorded; should it have started, Temporal refuses the duplicate and it is read instead.
+      if (record) input = { ...input, createdAt: record.payment.created_at };
+    }
+    return this.start(input, request, fingerprint, discardCard);
+  }
+
+  /** Starts the payment's workflow and waits for its initiation (one round trip), or reads the one already started. */
+  private async start(
+    input: PaymentInput,
+    request: PaymentRequest,
+    fingerprint: string,
+    discardCard: () => Promise<void>,
+  ): Promise<{ created: boolean; payment: PaymentResource }> {
+    const creation = this.options.creation;
+    if (!creation) throw new Error('these PaymentCommands were made without creation settings');
+    const { paymentId, merchantId } = input;
     const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
       workflowId: paymentId,
       taskQueue: this.options.taskQueue,
@@ -80,11 +135,6 @@ export class PaymentCommands {
       typedSearchAttributes: paymentSearchAttributes(input),
     });
     const deadline = Date.now() + creation.initiationWaitMs;
-    const discardCard = async () => {
-      const token = cardToken(stored);
-      // Unused card data goes now; should that fail, it expires on its own.
-      if (token) await creation.cardVault.discard(token).catch(() => undefined);
-    };
     try {
       // One round trip: the start, and a wait the workflow answers as soon as its initiation step is over.
       const payment = await this.client.withDeadline(deadline, () =>

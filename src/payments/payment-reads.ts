@@ -7,7 +7,9 @@ import { PAYMENT_TYPES } from '../domain/requests';
 import type { PaymentType } from '../domain/requests';
 import { SearchAttributes, paymentQuery } from '../workflows/definitions';
 import { PAYMENT_WORKFLOW } from '../domain/ids';
-import { AppError, temporalCall } from './app-errors';
+import { AppError, recordCall, temporalCall } from './app-errors';
+import type { Database } from '../records/database';
+import { listPayments, paymentExists, readPayment } from '../records/record-reads';
 import { ENDED_WITHOUT_RESULT, endedWithoutResult, queryOrResult } from './workflow-calls';
 import { readableHistory } from './workflow-history';
 import type { HistoryStep } from './workflow-history';
@@ -16,6 +18,11 @@ export interface PaymentReadsOptions {
   /** The payments' task queue: `countInReview` counts only its payments. */
   taskQueue: string;
   queryTimeoutMs?: number;
+  /**
+   * The payment records: with them, `get` and `page` read PostgreSQL (the merchant API); without them (the operator
+   * CLI), Temporal.
+   */
+  records?: Database;
 }
 
 export type { PaymentSummary } from '../domain/api-resources';
@@ -34,7 +41,10 @@ export interface ListFilter {
   type?: PaymentType;
   reference?: string;
   createdBefore?: Date;
+  /** Created after this time (exclusive). */
   createdAfter?: Date;
+  /** Created at or after this time. */
+  createdFrom?: Date;
   /** Only payments whose workflow ended (terminated, cancelled…) before they had an outcome. */
   endedWithoutOutcome?: boolean;
   /** The payments of one payout batch (its items). */
@@ -53,15 +63,34 @@ export interface PaymentPage {
   hasMore: boolean;
 }
 
-/** What reads payments for the merchant API and operator tools: one payment, lists, counts, in Temporal's terms. */
+/**
+ * What reads payments for the merchant API and operator tools: one payment and lists from the records (or Temporal,
+ * for the CLI), the live view of a workflow and counts from Temporal.
+ */
 export class PaymentReads {
   constructor(
     private readonly client: Client,
     private readonly options: PaymentReadsOptions,
   ) {}
 
-  /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */
+  /**
+   * The payment resource: its record when there is one (no workflow query, no worker needed; kept whatever Temporal
+   * has kept), else the live view of its workflow (a payment from before the records).
+   */
   async get(paymentId: string): Promise<PaymentResource> {
+    const records = this.options.records;
+    if (!records) return this.live(paymentId);
+    const record = await recordCall(() => readPayment(records, paymentId));
+    if (!record) return this.live(paymentId);
+    if (isTerminal(record.payment.status)) return record.payment;
+    // Open in its record: a workflow ended without an outcome (terminated…) never writes again, so it shows as the
+    // live view shows it. One describe, no query; without Temporal the record answers as it is.
+    const ended = await endedWithoutResult(this.client, paymentId).catch(() => undefined);
+    return ended ? inReviewAfterEnd(record.payment, ended) : record.payment;
+  }
+
+  /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */
+  async live(paymentId: string): Promise<PaymentResource> {
     const payment = await queryOrResult(
       this.client,
       paymentId,
@@ -70,22 +99,13 @@ export class PaymentReads {
       ([message], startTime) => newPaymentResource(startedPaymentInput(message as PaymentMessage, startTime)),
     );
     if (isTerminal(payment.status)) return payment;
-    // Terminated (or otherwise ended) before its outcome: nothing will settle it now, so an operator must.
     const ended = await endedWithoutResult(this.client, paymentId);
-    if (!ended) return payment;
-    const message =
-      `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
-      'check it with the provider and tell the merchant';
-    return {
-      ...payment,
-      status: 'needs_review',
-      events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
-    };
+    return ended ? inReviewAfterEnd(payment, ended) : payment;
   }
 
   /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */
   async inspect(paymentId: string, withHistory: boolean): Promise<PaymentInspection> {
-    const payment = await this.get(paymentId);
+    const payment = await this.live(paymentId);
     const description = await this.client.workflow.getHandle(paymentId).describe();
     const workflow = {
       status: description.status.name,
@@ -97,18 +117,34 @@ export class PaymentReads {
     return { payment, workflow, history };
   }
 
-  /** Payments matching the filter, newest first, from Temporal's visibility store. */
+  /** Payments matching the filter, newest first (as `page` reads them). */
   async list(filter: ListFilter): Promise<PaymentSummary[]> {
     return (await this.page(filter)).data;
   }
 
   /**
-   * One page of the payments matching the filter, newest first: by start time, then by id, so a cursor
-   * (`startingAfter`, a payment id) always finds the same next page. Temporal's SQL visibility lists in its own
+   * One page of the payments matching the filter, newest first: by creation time, then by id, so a cursor
+   * (`startingAfter`, a payment id) always finds the same next page. From the records when this has them.
+   */
+  async page(filter: PageFilter): Promise<PaymentPage> {
+    const records = this.options.records;
+    if (!records) return this.visibilityPage(filter);
+    if (filter.endedWithoutOutcome || filter.createdAfter || Array.isArray(filter.status)) {
+      throw new Error('the payment records are listed by one status and a creation range [from, before)');
+    }
+    const { startingAfter } = filter;
+    if (startingAfter !== undefined && !(await recordCall(() => paymentExists(records, startingAfter)))) {
+      throw new AppError('not_found', `no payment ${startingAfter}`);
+    }
+    return recordCall(() => listPayments(records, { ...filter, status: filter.status as PaymentStatus | undefined }));
+  }
+
+  /**
+   * A page from Temporal's visibility store, in the same order (start time, then id). Temporal's SQL visibility lists in its own
    * order, so the page is read from the smallest window of start times that holds it (counted first: one second
    * back from the cursor, growing fourfold), then sorted.
    */
-  async page(filter: PageFilter): Promise<PaymentPage> {
+  private async visibilityPage(filter: PageFilter): Promise<PaymentPage> {
     const clauses = this.filterClauses(filter);
     const cursor = filter.startingAfter === undefined ? undefined : await this.cursorOf(filter.startingAfter);
     if (cursor) clauses.push(`StartTime < ${JSON.stringify(new Date(cursor.startMs + 1).toISOString())}`);
@@ -142,6 +178,7 @@ export class PaymentReads {
     eq(SearchAttributes.batch.name, filter.batchId);
     if (filter.createdBefore) clauses.push(`StartTime < ${JSON.stringify(filter.createdBefore.toISOString())}`);
     if (filter.createdAfter) clauses.push(`StartTime > ${JSON.stringify(filter.createdAfter.toISOString())}`);
+    if (filter.createdFrom) clauses.push(`StartTime >= ${JSON.stringify(filter.createdFrom.toISOString())}`);
     return clauses;
   }
 
@@ -182,6 +219,18 @@ export class PaymentReads {
     ].join(' AND ');
     return (await temporalCall(() => this.client.workflow.count(query))).count;
   }
+}
+
+/** A payment whose workflow ended (terminated…) before its outcome: nothing will settle it now, so an operator must. */
+function inReviewAfterEnd(payment: PaymentResource, ended: { how: string; at: string }): PaymentResource {
+  const message =
+    `its workflow was ${ended.how} before the payment had an outcome: nothing settles it any more; ` +
+    'check it with the provider and tell the merchant';
+  return {
+    ...payment,
+    status: 'needs_review',
+    events: [...payment.events, { at: ended.at, type: 'needs_review', message }],
+  };
 }
 
 const OPEN_STATUSES: readonly PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review'];

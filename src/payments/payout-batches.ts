@@ -18,7 +18,10 @@ import {
   batchPageId,
   batchWorkflowId,
 } from '../domain/ids';
-import { AppError, temporalCall } from './app-errors';
+import { AppError, recordCall, temporalCall } from './app-errors';
+import type { Database } from '../records/database';
+import { takeKey } from '../records/idempotency-keys';
+import { readBatch } from '../records/record-reads';
 import { requestFingerprint } from './fingerprint';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
@@ -35,6 +38,8 @@ export interface BatchCreation {
   concurrency: number;
   maxRunEvents: number;
   itemCheckMs: number;
+  /** The records: the batch's idempotency key is taken there before anything starts. */
+  records: Database;
 }
 
 export interface BatchesOptions {
@@ -52,15 +57,27 @@ export class Batches {
     private readonly options: BatchesOptions = {},
   ) {}
 
-  /** Starts the batch once per reference; the same body again returns the existing batch. */
+  /**
+   * Starts the batch once per reference, forever: the reference is taken in the records first; the same body again
+   * returns the existing batch, another body is a conflict.
+   */
   async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
     const options = this.options.creation;
     if (!options) throw new Error('this Batches instance was made without creation settings');
     const keys = requireSigningKeys(this.options.signingKeys);
     const batchId = batchWorkflowId(merchantId, batch.reference);
     const fingerprint = requestFingerprint(options.fingerprintSecret, `batch:${merchantId}`, batch);
+    const key = { merchantId, scope: 'batch' as const, reference: batch.reference, fingerprint, resourceId: batchId };
+    const claim = await recordCall(() => takeKey(options.records, key));
+    if (!claim.taken && claim.fingerprint !== fingerprint) throw batchConflict(batchId);
     const existing = await this.existing(batchId, fingerprint);
     if (existing) return { created: false, batch: existing };
+    if (!claim.taken) {
+      // Its workflow is gone (past Temporal's retention): the record answers. With no record either, it never
+      // started (a crash between the key and the start): this attempt starts it.
+      const recorded = await recordCall(() => readBatch(options.records, batchId));
+      if (recorded) return { created: false, batch: recorded };
+    }
 
     // Each item is signed for its own payment workflow, which only this batch may start.
     const items: BatchItem[] = batch.items.map((request) => {
@@ -154,9 +171,7 @@ export class Batches {
       },
     );
     if (!description) return undefined;
-    if (description.memo?.fingerprint !== fingerprint) {
-      throw new AppError('conflict', `batch reference ${batchId} was already used with a different request`);
-    }
+    if (description.memo?.fingerprint !== fingerprint) throw batchConflict(batchId);
     return this.get(batchId);
   }
 
@@ -187,6 +202,10 @@ export class Batches {
       .signal(releaseItemsSignal)
       .catch(() => undefined);
   }
+}
+
+function batchConflict(batchId: string): AppError {
+  return new AppError('conflict', `batch reference ${batchId} was already used with a different request`);
 }
 
 interface Page {

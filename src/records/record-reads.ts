@@ -1,0 +1,109 @@
+import type { PaymentSummary } from '../domain/api-resources';
+import type { BatchProgress } from '../domain/batch-model';
+import type { PaymentResource, PaymentStatus } from '../domain/payment-model';
+import { isTerminal } from '../domain/payment-model';
+import type { PaymentType } from '../domain/requests';
+import type { Database } from './database';
+
+// What the merchant API reads: payment records, one by id or a page of them, newest first by (created_at, id).
+
+/** A payment as last recorded, and how many changes of its workflow that record holds (0: as the server created it). */
+export interface PaymentRecord {
+  payment: PaymentResource;
+  revision: number;
+}
+
+/** The recorded payment, or undefined when there is no record of it. */
+export async function readPayment(db: Database, paymentId: string): Promise<PaymentRecord | undefined> {
+  const { rows } = await db.query<{ resource: PaymentResource; revision: number }>(
+    'SELECT resource, revision FROM payments WHERE id = $1',
+    [paymentId],
+  );
+  const row = rows[0];
+  return row && { payment: row.resource, revision: row.revision };
+}
+
+/** Which payment records a list holds: every field optional but `limit`; `createdFrom` inclusive, `createdBefore` not. */
+export interface RecordFilter {
+  merchantId?: string;
+  status?: PaymentStatus;
+  type?: PaymentType;
+  reference?: string;
+  batchId?: string;
+  createdFrom?: Date;
+  createdBefore?: Date;
+  /** The page starts after this payment (in the list order); it must have a record. */
+  startingAfter?: string;
+  limit: number;
+}
+
+/** One page of payment records, newest first; `hasMore` when a page after its last one exists. */
+export interface RecordPage {
+  data: PaymentSummary[];
+  hasMore: boolean;
+}
+
+interface SummaryRow {
+  id: string;
+  type: PaymentType;
+  reference: string;
+  status: PaymentStatus;
+  amount: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** True when a payment record with this id exists (a list cursor must name one). */
+export async function paymentExists(db: Database, paymentId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM payments WHERE id = $1', [paymentId]);
+  return rowCount === 1;
+}
+
+/**
+ * One page of the payment records matching the filter, newest first by (created_at, id): keyset pagination, so a page
+ * costs the same however deep it is, and a cursor always finds the same next page.
+ */
+export async function listPayments(db: Database, filter: RecordFilter): Promise<RecordPage> {
+  const values: unknown[] = [];
+  const where: string[] = [];
+  const add = (clause: (placeholder: string) => string, value: unknown) => {
+    if (value === undefined) return;
+    values.push(value);
+    where.push(clause(`$${values.length}`));
+  };
+  add((p) => `merchant_id = ${p}`, filter.merchantId);
+  add((p) => `status = ${p}`, filter.status);
+  add((p) => `type = ${p}`, filter.type);
+  add((p) => `reference = ${p}`, filter.reference);
+  add((p) => `batch_id = ${p}`, filter.batchId);
+  add((p) => `created_at >= ${p}`, filter.createdFrom);
+  add((p) => `created_at < ${p}`, filter.createdBefore);
+  add((p) => `(created_at, id) < (SELECT created_at, id FROM payments WHERE id = ${p})`, filter.startingAfter);
+  values.push(filter.limit + 1);
+  const { rows } = await db.query<SummaryRow>(
+    `SELECT id, type, reference, status, amount::text AS amount, created_at, updated_at FROM payments
+     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+    values,
+  );
+  return { data: rows.slice(0, filter.limit).map(summary), hasMore: rows.length > filter.limit };
+}
+
+/** A record as lists show it; a settled payment's `closed_at` is when it settled. */
+function summary(row: SummaryRow): PaymentSummary {
+  return {
+    id: row.id,
+    type: row.type,
+    reference: row.reference,
+    status: row.status,
+    amount: Number(row.amount),
+    created_at: row.created_at.toISOString(),
+    closed_at: isTerminal(row.status) ? row.updated_at.toISOString() : null,
+  };
+}
+
+/** The batch's progress as last recorded, or undefined when there is no record of it. */
+export async function readBatch(db: Database, batchId: string): Promise<BatchProgress | undefined> {
+  const { rows } = await db.query<{ resource: BatchProgress }>('SELECT resource FROM batches WHERE id = $1', [batchId]);
+  return rows[0]?.resource;
+}

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { AppError, recordCall } from '../src/payments/app-errors';
+import { openDatabase } from '../src/records/database';
+import type { Database } from '../src/records/database';
+import { takeKey } from '../src/records/idempotency-keys';
+import type { IdempotencyKey } from '../src/records/idempotency-keys';
+import { testDatabaseUrl } from './support/test-database';
+
+describe('idempotency keys', () => {
+  let db: Database;
+  const merchant = `m${randomBytes(6).toString('hex')}`;
+  const key = (reference: string, fingerprint = 'fp-1'): IdempotencyKey => ({
+    merchantId: merchant,
+    scope: 'payment',
+    reference,
+    fingerprint,
+    resourceId: `payment-${merchant}-${reference}`,
+  });
+
+  before(() => {
+    db = openDatabase(testDatabaseUrl());
+  });
+  after(async () => {
+    await db.end();
+  });
+
+  it('takes a new reference once; later takes answer the first fingerprint and resource', async () => {
+    let alongside = 0;
+    const first = await takeKey(db, key('a'), () => Promise.resolve(void (alongside += 1)));
+    assert.deepEqual(first, { taken: true });
+    const again = await takeKey(db, key('a', 'fp-2'), () => Promise.resolve(void (alongside += 1)));
+    assert.deepEqual(again, { taken: false, fingerprint: 'fp-1', resourceId: `payment-${merchant}-a` });
+    assert.equal(alongside, 1, 'what goes with the key is written only with a new key');
+    // The same reference for a batch is another key.
+    assert.deepEqual(await takeKey(db, { ...key('a'), scope: 'batch' }), { taken: true });
+  });
+
+  it('lets exactly one of many concurrent requests take a reference', async () => {
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => takeKey(db, key('race', `fp-${i}`))));
+    const taken = claims.filter((c) => c.taken);
+    assert.equal(taken.length, 1);
+    const kept = claims.filter((c) => !c.taken).map((c) => (c.taken ? '' : c.fingerprint));
+    assert.equal(new Set(kept).size, 1, 'every other request reads the winner’s fingerprint');
+  });
+
+  it('takes nothing when what goes with the key fails: both are written or neither', async () => {
+    await assert.rejects(
+      takeKey(db, key('rolled-back'), () => Promise.reject(new Error('record refused'))),
+      /record refused/,
+    );
+    assert.deepEqual(await takeKey(db, key('rolled-back')), { taken: true });
+  });
+
+  it('answers `unavailable` within 2 s when PostgreSQL does not answer', async () => {
+    // A port that accepts connections and never speaks: the pool's connection time-out decides.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const unreachable = openDatabase(`postgres://u:p@127.0.0.1:${port}/records`);
+    const started = Date.now();
+    try {
+      await assert.rejects(
+        recordCall(() => takeKey(unreachable, key('down'))),
+        (err: unknown) => err instanceof AppError && err.kind === 'unavailable',
+      );
+      assert.ok(Date.now() - started < 2000, `answered after ${Date.now() - started} ms`);
+    } finally {
+      await unreachable.end();
+      silent.close();
+    }
+    // A refused connection answers the same, at once.
+    const refused = openDatabase('postgres://u:p@127.0.0.1:1/records');
+    await assert.rejects(
+      recordCall(() => takeKey(refused, key('down'))),
+      (err: unknown) => err instanceof AppError && err.kind === 'unavailable',
+    );
+    await refused.end();
+  });
+
+  it('lets an error of the query itself through', async () => {
+    await assert.rejects(
+      recordCall(() => db.query('SELECT no_such_column FROM idempotency_keys')),
+      (err: unknown) => !(err instanceof AppError) && err instanceof Error && /no_such_column/.test(err.message),
+    );
+  });
+});
