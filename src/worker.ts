@@ -8,6 +8,7 @@ import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';
 import { createRedisVault } from './vault/redis-vault';
+import { openDatabase } from './records/database';
 import { startTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const database = openDatabase(databaseUrl(config), { applicationName: 'payments-worker' });
   const paymentWorker = await createPaymentWorker({
     temporal: config,
     taskQueue: config.TASK_QUEUE,
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     deps: {
       provider,
       cardVault,
+      database,
       signingKeys: config.SIGNING_KEYS,
       callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
     },
@@ -49,7 +52,18 @@ async function main(): Promise<void> {
   await paymentWorker.run();
   await provider.close();
   await cardVault.close();
+  await database.end();
   await tracing?.shutdown();
+}
+
+/**
+ * DATABASE_URL, the system of record (required). Read loosely until workerSchema declares it (issue 21, the platform's
+ * part), which then validates it like every other setting.
+ */
+function databaseUrl(config: object): string {
+  const url = (config as { DATABASE_URL?: unknown }).DATABASE_URL ?? process.env.DATABASE_URL;
+  if (typeof url !== 'string' || url === '') throw new Error('DATABASE_URL is required (the record database)');
+  return url;
 }
 
 if (require.main === module) {

@@ -7,6 +7,9 @@ import { connectClient } from '../src/temporal/temporal-client';
 import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { waitUntil } from '../src/local/wait-until';
+import { freePort } from '../src/local/free-port';
+import { startRedisServer } from '../src/local/redis-server';
+import { createClient } from 'redis';
 import { batchItemPaymentId } from '../src/domain/ids';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { ops, opsJsonUntil } from './support/ops-cli-runner';
@@ -146,6 +149,46 @@ describe('a payment waiting for its callback', () => {
     );
     assert.match(after.events.find((e) => e.type === 'initiation_unknown')?.message ?? '', /not sent again/);
     assert.equal((await stack.upstreamRequests(payment.id)).length, 1, 'one initiation request upstream');
+  });
+});
+
+describe('a payment whose vault was flushed', () => {
+  it('Reset to before the initiation after the vault (Redis) lost everything: nothing is sent twice', async () => {
+    // A vault of its own: flushing the shared one would take other tests' card data.
+    const redis = await startRedisServer(await freePort());
+    try {
+      const stack = await stackWith({ env: { VAULT_URL: redis.url } });
+      const payment = await created(stack, paymentRequest('bank_credit', '00'));
+      await stack.waitForStatus(payment.id, ['succeeded']);
+      const vault = createClient({ url: redis.url });
+      await vault.connect();
+      await vault.flushAll();
+      await vault.quit();
+      const firstTask = (await historyEvents(payment.id)).find((e) => e.workflowTaskCompletedEventAttributes);
+      assert.ok(firstTask?.eventId);
+      const { runId } = await temporal.workflow.getHandle(payment.id).describe();
+      await temporal.workflowService.resetWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: payment.id, runId },
+        workflowTaskFinishEventId: firstTask.eventId,
+        requestId: randomUUID(),
+        reason: 'tried by an operator after a vault flush',
+      });
+      const after = await waitUntil(
+        async () => {
+          const shown = (await stack.api('GET', `/v1/payments/${payment.id}`)).body;
+          return shown.events.some((e) => e.type === 'initiation_unknown') ? shown : undefined;
+        },
+        { timeoutMs: 20_000, timedOut: () => new Error('the reset run did not reach its initiation') },
+      );
+      assert.match(after.events.find((e) => e.type === 'initiation_unknown')?.message ?? '', /not sent again/);
+      // Reconciliation finds the one transaction the provider has.
+      const settled = await stack.waitForStatus(payment.id, ['succeeded', 'failed', 'needs_review'], 30_000);
+      assert.equal(settled.status, 'succeeded');
+      assert.equal((await stack.upstreamRequests(payment.id)).length, 1, 'one initiation request upstream');
+    } finally {
+      await redis.stop();
+    }
   });
 });
 
