@@ -24,6 +24,7 @@ import { EncryptionCodec } from '../src/temporal/codec';
 import { createDataConverter } from '../src/temporal/data-converter';
 import { startDevServer } from '../src/local/dev-server';
 import { startRedisServer } from '../src/local/redis-server';
+import { recordDatabase } from './support/record-database';
 import { PAYMENT_WORKFLOW, batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
 import { signMessage } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
@@ -121,13 +122,15 @@ async function main(): Promise<void> {
   rmSync(HISTORIES, { recursive: true, force: true });
   mkdirSync(HISTORIES, { recursive: true });
 
-  log(`capturing histories tagged ${tag}: starting a Temporal dev server and redis-server…`);
-  const [devServer, redis] = await Promise.all([
+  log(`capturing histories tagged ${tag}: starting a Temporal dev server, redis-server and PostgreSQL…`);
+  const [devServer, redis, records] = await Promise.all([
     freePort().then((port) => startDevServer({ port, namespace: 'default' })),
     freePort().then((port) => startRedisServer(port)),
+    recordDatabase({ ownServer: true }),
   ]);
   process.env.TEST_TEMPORAL_ADDRESS = devServer.address;
   process.env.TEST_VAULT_URL = redis.url;
+  process.env.TEST_DATABASE_URL = records.url;
   const stacks: Stack[] = [];
   let connection: Connection | undefined;
   try {
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
   } finally {
     for (const stack of stacks.reverse()) await stack.close();
     await connection?.close();
-    await Promise.all([devServer.stop(), redis.stop()]);
+    await Promise.all([devServer.stop(), redis.stop(), records.close()]);
   }
 }
 

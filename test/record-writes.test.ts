@@ -18,7 +18,11 @@ import { claimInitiation, upsertBatchRecord, upsertPaymentRecord } from '../src/
 import { createMemoryVault } from '../src/vault/card-vault';
 import { recordDatabase } from './support/record-database';
 import type { RecordDatabase } from './support/record-database';
-import { storedRequest, uniqueReference } from './support/request-builders';
+import { paymentRequest, storedRequest, uniqueReference } from './support/request-builders';
+import { startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { connectClient } from '../src/temporal/temporal-client';
+import { paymentQuery } from '../src/workflows/definitions';
+import { eventually } from '../src/local/eventually';
 
 // The records' writes: versioned upserts that never move a record back, whatever the order and repetition of the
 // writes (a model test against a real PostgreSQL), and the initiation claim that keeps a second run from sending.
@@ -230,5 +234,47 @@ describe('an initiation while PostgreSQL is down', () => {
     });
     assert.equal(sent, 1, 'nothing more sent to the provider');
     assert.ok(elapsedMs >= 3000 && elapsedMs <= 8000, `gave up after ${elapsedMs} ms (the wait is 4 s)`);
+  });
+});
+
+describe('a payment while PostgreSQL is down', () => {
+  it('keeps moving, and its record catches up once PostgreSQL is back', async () => {
+    const own = await recordDatabase({ ownServer: true });
+    const stack = await startStack({
+      env: { DATABASE_URL: own.url, LATE_CALLBACK_WINDOW: '1s' },
+      sandbox: { callbackDelayMs: 1500 },
+    });
+    const temporal = await connectClient({
+      TEMPORAL_ADDRESS: testEnvironment().address,
+      TEMPORAL_NAMESPACE: 'default',
+      ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+    });
+    try {
+      const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.id;
+      const recorded = async () =>
+        (await own.db.query<{ resource: PaymentResource }>('SELECT resource FROM payments WHERE id = $1', [id])).rows[0]
+          ?.resource;
+      assert.equal((await recorded())?.status, 'pending', 'the initiation answered once its record was written');
+      const postgres = own.postgres!;
+      await postgres.stop();
+      // The callback settles it in Temporal while nothing can be recorded.
+      const handle = temporal.workflow.getHandle(id);
+      await eventually(async () => assert.equal((await handle.query(paymentQuery)).status, 'succeeded'), {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        what: `${id} succeeding while PostgreSQL is down`,
+      });
+      await new Promise((r) => setTimeout(r, 2000));
+      own.postgres = await startPostgres(own.dataDir!, postgres.port, () => undefined);
+      const final = await handle.result();
+      assert.equal(final.status, 'succeeded');
+      assert.deepEqual(await recorded(), final, 'the record is the final state: no write was lost');
+    } finally {
+      await temporal.connection.close();
+      await stack.close();
+      await own.close();
+    }
   });
 });
