@@ -22,6 +22,7 @@ import { paymentRequest, storedRequest, uniqueReference } from './support/reques
 import { startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
 import { connectClient } from '../src/temporal/temporal-client';
 import { paymentQuery } from '../src/workflows/definitions';
+import type { paymentWorkflow } from '../src/workflows/payment-workflow';
 import { eventually } from '../src/local/eventually';
 
 // The records' writes: versioned upserts that never move a record back, whatever the order and repetition of the
@@ -260,7 +261,7 @@ describe('a payment while PostgreSQL is down', () => {
       const postgres = own.postgres!;
       await postgres.stop();
       // The callback settles it in Temporal while nothing can be recorded.
-      const handle = temporal.workflow.getHandle(id);
+      const handle = temporal.workflow.getHandle<typeof paymentWorkflow>(id);
       await eventually(async () => assert.equal((await handle.query(paymentQuery)).status, 'succeeded'), {
         timeoutMs: 20_000,
         intervalMs: 200,
