@@ -13,6 +13,7 @@ import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/pay
 import type { PaymentType } from '../domain/requests';
 import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { SearchAttributes, itemSettledSignal } from './definitions';
+import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
 import type { PaymentState, PaymentStatusListener } from './payment-state';
 import { paymentRecords } from './record-writer';
@@ -34,8 +35,10 @@ export class PaymentStatusEffects implements PaymentStatusListener {
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId));
-    this.records = paymentRecords(input);
+    // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
+    const localActivities = new LocalActivityQueue();
+    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId, localActivities));
+    this.records = paymentRecords(input, localActivities);
     countStart(input.paymentId, input.request.type);
   }
 

@@ -39,6 +39,7 @@ import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
 import { trustedBatchInput } from './trust';
 import { versioned } from './versioning';
+import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
 import { batchRecords } from './record-writer';
 import type { RecordWriter } from './record-writer';
@@ -61,8 +62,10 @@ interface Page {
 export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
   const input = trustedBatchInput(message);
   const state = new BatchState(input, carry, workflowTime());
-  const notifier = new Notifier(input.merchantId, input.batchId);
-  const records = batchRecords(input, carry?.recorded ?? 0);
+  // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
+  const localActivities = new LocalActivityQueue();
+  const notifier = new Notifier(input.merchantId, input.batchId, localActivities);
+  const records = batchRecords(input, carry?.recorded ?? 0, localActivities);
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   const counted = (report: ItemSettled) => {

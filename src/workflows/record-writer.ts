@@ -2,6 +2,7 @@ import { CancellationScope, condition, log, proxyLocalActivities } from '@tempor
 import type { RecordActivities } from '../activities/record-activities';
 import type { BatchInput, BatchProgress } from '../domain/batch-model';
 import type { PaymentInput, PaymentResource } from '../domain/payment-model';
+import type { LocalActivityQueue } from './local-activity-queue';
 
 // Local: a write costs the history one marker. While PostgreSQL is down it is tried again for as long as it takes (past
 // a minute of retries the SDK waits on a timer between tries), so no record is lost; each write carries the whole
@@ -82,25 +83,33 @@ export class RecordWriter<T> {
   }
 }
 
-/** The record writer of a payment (a batch item's names its batch). */
-export function paymentRecords(input: PaymentInput): RecordWriter<PaymentResource> {
+/** The record writer of a payment (a batch item's names its batch), its writes in the workflow's `queue`. */
+export function paymentRecords(input: PaymentInput, queue: LocalActivityQueue): RecordWriter<PaymentResource> {
   const { paymentId, merchantId, batchId } = input;
   return new RecordWriter<PaymentResource>(paymentId, (resource, revision) =>
-    recordPayment.executeWithOptions({ summary: `record revision ${revision}` }, [
-      { resource, merchantId, ...(batchId ? { batchId } : {}), revision },
-    ]),
+    queue.run(() =>
+      recordPayment.executeWithOptions({ summary: `record revision ${revision}` }, [
+        { resource, merchantId, ...(batchId ? { batchId } : {}), revision },
+      ]),
+    ),
   );
 }
 
-/** The record writer of a batch, counting on from the revisions its earlier runs wrote. */
-export function batchRecords(input: BatchInput, startRevision: number): RecordWriter<BatchProgress> {
+/** The record writer of a batch, counting on from the revisions its earlier runs wrote; writes in its `queue`. */
+export function batchRecords(
+  input: BatchInput,
+  startRevision: number,
+  queue: LocalActivityQueue,
+): RecordWriter<BatchProgress> {
   const { batchId, merchantId, reference } = input;
   return new RecordWriter<BatchProgress>(
     batchId,
     (resource, revision) =>
-      recordBatch.executeWithOptions({ summary: `record revision ${revision}` }, [
-        { resource, merchantId, reference, revision },
-      ]),
+      queue.run(() =>
+        recordBatch.executeWithOptions({ summary: `record revision ${revision}` }, [
+          { resource, merchantId, reference, revision },
+        ]),
+      ),
     startRevision,
   );
 }
