@@ -8,6 +8,7 @@ import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';
 import { createRedisVault } from './vault/redis-vault';
+import { migrate, openDatabase } from './records/database';
 import { startTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
@@ -18,6 +19,9 @@ async function main(): Promise<void> {
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker' });
+  // Concurrent starts are safe: migrations run under an advisory lock.
+  await migrate(database);
   const paymentWorker = await createPaymentWorker({
     temporal: config,
     taskQueue: config.TASK_QUEUE,
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
     deps: {
       provider,
       cardVault,
+      database,
       signingKeys: config.SIGNING_KEYS,
       callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
     },
@@ -49,6 +54,7 @@ async function main(): Promise<void> {
   await paymentWorker.run();
   await provider.close();
   await cardVault.close();
+  await database.end();
   await tracing?.shutdown();
 }
 

@@ -27,6 +27,7 @@ import type { RedisServer } from '../src/local/redis-server';
 import { createRedisVault } from '../src/vault/redis-vault';
 import { freePort } from '../src/local/free-port';
 import { paymentRequest } from './support/request-builders';
+import { recordDatabase } from './support/record-database';
 import {
   OPERATOR_KEY,
   SANDBOX_TOKEN,
@@ -34,9 +35,11 @@ import {
   TEST_CALLBACK_SECRET,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
+  testDatabaseUrl,
   testEnvironment,
   workerDeps,
 } from './support/test-stack';
+import { openDatabase } from '../src/records/database';
 import { parseConfig } from '../src/config/config-loading';
 import { workerSchema } from '../src/config/process-settings';
 import type { Stack } from './support/test-stack';
@@ -94,6 +97,7 @@ describe('card vault', () => {
     servers.push(redis);
     const keyring = parseKeyring(TEST_ENCRYPTION_KEYS);
     const cardVault = await createRedisVault({ url: redis.url, keyring });
+    const records = await recordDatabase();
     let sent = 0;
     const provider: ProviderClient = {
       initiate: () => {
@@ -108,6 +112,7 @@ describe('card vault', () => {
     const deps = {
       provider,
       cardVault,
+      database: records.db,
       signingKeys: parseKeyring(TEST_SIGNING_KEYS),
       callbackTokens: new CallbackTokens(TEST_CALLBACK_SECRET, 'https://pay.example'),
       vaultWaitMs: 3000,
@@ -154,12 +159,13 @@ describe('card vault', () => {
     );
     const elapsedMs = Date.now() - started;
     await cardVault.close();
+    await records.close();
     assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
     assert.equal(failure.nonRetryable, true);
     assert.deepEqual(failure.details?.[0], {
-      code: 'initiation_unrecorded',
-      message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
+      code: 'card_data_unavailable',
+      message: 'the card vault could not be read; nothing was sent to the provider',
     });
     assert.equal(sent, 1, 'nothing more sent to the provider');
     assert.ok(elapsedMs >= 2000 && elapsedMs <= 6000, `gave up after ${elapsedMs} ms (the wait is 3 s)`);
@@ -199,12 +205,13 @@ describe('card vault', () => {
       safeRetries: 0,
     });
     const cardVault = await createRedisVault({ url: vaultUrl, keyring });
+    const database = openDatabase(testDatabaseUrl(stack.workerEnv));
     const worker = await createPaymentWorker({
       temporal: { TEMPORAL_ADDRESS: address },
       taskQueue: stack.taskQueue,
       keyring,
       workflowBundlePath: bundlePath,
-      deps: workerDeps(parseConfig(workerSchema, stack.workerEnv), provider, cardVault),
+      deps: workerDeps(parseConfig(workerSchema, stack.workerEnv), provider, cardVault, database),
     });
     const running = worker.run();
     try {
@@ -217,6 +224,7 @@ describe('card vault', () => {
       await running;
       await provider.close();
       await cardVault.close();
+      await database.end();
     }
   });
 });

@@ -7,6 +7,9 @@ import { connectClient } from '../src/temporal/temporal-client';
 import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { waitUntil } from '../src/local/wait-until';
+import { freePort } from '../src/local/free-port';
+import { startRedisServer } from '../src/local/redis-server';
+import { createClient } from 'redis';
 import { batchItemPaymentId } from '../src/domain/ids';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { ops, opsJsonUntil } from './support/ops-cli-runner';
@@ -68,6 +71,27 @@ async function stackWith(options: Parameters<typeof startStack>[0]): Promise<Sta
   return stack;
 }
 
+/** Resets a payment's workflow to its first workflow task, and answers the payment once its new run has initiated. */
+async function resetBeforeInitiation(stack: Stack, paymentId: string, reason: string): Promise<PaymentResource> {
+  const firstTask = (await historyEvents(paymentId)).find((e) => e.workflowTaskCompletedEventAttributes);
+  assert.ok(firstTask?.eventId);
+  const { runId } = await temporal.workflow.getHandle(paymentId).describe();
+  await temporal.workflowService.resetWorkflowExecution({
+    namespace: 'default',
+    workflowExecution: { workflowId: paymentId, runId },
+    workflowTaskFinishEventId: firstTask.eventId,
+    requestId: randomUUID(),
+    reason,
+  });
+  return waitUntil(
+    async () => {
+      const shown = (await stack.api('GET', `/v1/payments/${paymentId}`)).body;
+      return shown.events.some((e) => e.type === 'initiation_unknown') ? shown : undefined;
+    },
+    { timeoutMs: 20_000, timedOut: () => new Error('the reset run did not reach its initiation') },
+  );
+}
+
 async function created(stack: Stack, body: unknown): Promise<PaymentResource> {
   const response = await stack.api('POST', '/v1/payments', body);
   assert.equal(response.status, 201, JSON.stringify(response.body));
@@ -126,26 +150,33 @@ describe('a payment waiting for its callback', () => {
   it('Reset to before the initiation: the new run does not send the payment again', async () => {
     const payment = await created(stack, paymentRequest('mobile_money_debit', '33'));
     await stack.waitForStatus(payment.id, ['pending']);
-    const handle = temporal.workflow.getHandle(payment.id);
-    const firstTask = (await historyEvents(payment.id)).find((e) => e.workflowTaskCompletedEventAttributes);
-    assert.ok(firstTask?.eventId);
-    const { runId } = await handle.describe();
-    await temporal.workflowService.resetWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId: payment.id, runId },
-      workflowTaskFinishEventId: firstTask.eventId,
-      requestId: randomUUID(),
-      reason: 'tried by an operator',
-    });
-    const after = await waitUntil(
-      async () => {
-        const shown = (await stack.api('GET', `/v1/payments/${payment.id}`)).body;
-        return shown.events.some((e) => e.type === 'initiation_unknown') ? shown : undefined;
-      },
-      { timeoutMs: 20_000, timedOut: () => new Error('the reset run did not reach its initiation') },
-    );
+    const after = await resetBeforeInitiation(stack, payment.id, 'tried by an operator');
     assert.match(after.events.find((e) => e.type === 'initiation_unknown')?.message ?? '', /not sent again/);
     assert.equal((await stack.upstreamRequests(payment.id)).length, 1, 'one initiation request upstream');
+  });
+});
+
+describe('a payment whose vault was flushed', () => {
+  it('Reset to before the initiation after the vault (Redis) lost everything: nothing is sent twice', async () => {
+    // A vault of its own: flushing the shared one would take other tests' card data.
+    const redis = await startRedisServer(await freePort());
+    try {
+      const stack = await stackWith({ env: { VAULT_URL: redis.url } });
+      const payment = await created(stack, paymentRequest('bank_credit', '00'));
+      await stack.waitForStatus(payment.id, ['succeeded']);
+      const vault = createClient({ url: redis.url });
+      await vault.connect();
+      await vault.flushAll();
+      await vault.quit();
+      const after = await resetBeforeInitiation(stack, payment.id, 'tried by an operator after a vault flush');
+      assert.match(after.events.find((e) => e.type === 'initiation_unknown')?.message ?? '', /not sent again/);
+      // Reconciliation finds the one transaction the provider has.
+      const settled = await stack.waitForStatus(payment.id, ['succeeded', 'failed', 'needs_review'], 30_000);
+      assert.equal(settled.status, 'succeeded');
+      assert.equal((await stack.upstreamRequests(payment.id)).length, 1, 'one initiation request upstream');
+    } finally {
+      await redis.stop();
+    }
   });
 });
 

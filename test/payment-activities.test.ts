@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
@@ -17,6 +17,8 @@ import { createMemoryVault } from '../src/vault/card-vault';
 import type { CardVault } from '../src/vault/card-vault';
 import type { StoredPaymentRequest } from '../src/domain/payment-model';
 import { paymentRequest, storedRequest } from './support/request-builders';
+import { recordDatabase } from './support/record-database';
+import type { RecordDatabase } from './support/record-database';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
 const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
@@ -34,10 +36,14 @@ const order = (request: StoredPaymentRequest, workflowId = PAYMENT_ID) =>
 const input = order(storedRequest('bank_credit', '00', 'r1'));
 
 const cardVault = createMemoryVault();
+// Initiation claims live in a record database of this file's own: runs of one payment claim it once.
+let records: RecordDatabase;
+before(async () => (records = await recordDatabase()));
+after(async () => records?.close());
 
-/** Activities over a vault of their own by default: each initiates a payment once (a second is refused). */
+/** Activities over a vault of their own by default, claiming initiations in this file's record database. */
 function activitiesWith(provider: ProviderClient, vault: CardVault = createMemoryVault()): PaymentActivities {
-  return createPaymentActivities({ provider, cardVault: vault, signingKeys, callbackTokens });
+  return createPaymentActivities({ provider, cardVault: vault, database: records.db, signingKeys, callbackTokens });
 }
 
 /** Runs a status check as Temporal would, inside an activity. */
@@ -45,9 +51,9 @@ function checkStatus(activities: PaymentActivities, input: Parameters<PaymentAct
   return new MockActivityEnvironment().run((what: typeof input) => activities.checkPaymentStatus(what), input);
 }
 
-/** Runs the initiation as Temporal would, inside the payment's workflow. */
-function initiate(activities: PaymentActivities, what: PaymentMessage, workflowId = PAYMENT_ID) {
-  const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run-1' } });
+/** Runs the initiation as Temporal would, inside one run of the payment's workflow. */
+function initiate(activities: PaymentActivities, what: PaymentMessage, workflowId = PAYMENT_ID, runId = 'run-1') {
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId } });
   return env.run((order: PaymentMessage) => activities.initiatePayment(order), what);
 }
 
@@ -153,7 +159,7 @@ describe('payment activities', () => {
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
     // The same payment initiated again (a Reset's new run): refused before the vault, as an unknown outcome.
-    const again = await failureOf(initiate(activities, card));
+    const again = await failureOf(initiate(activities, card, PAYMENT_ID, 'run-2'));
     assert.equal(again.type, FailureTypes.unknown);
     assert.equal(again.nonRetryable, true);
     assert.match(again.message, /already initiated it: not sent again/);

@@ -16,9 +16,10 @@ import { createProviderClient } from '../src/provider/provider-client';
 import { activeTracing, startTracing, tracingRequested } from '../src/telemetry/tracing';
 import { createPaymentWorker } from '../src/temporal/payment-worker';
 import { createRedisVault } from '../src/vault/redis-vault';
+import { openDatabase } from '../src/records/database';
 import { runNode } from './support/process';
 import { paymentRequest } from './support/request-builders';
-import { startStack, TEST_CALLBACK_SECRET, testEnvironment, workerDeps } from './support/test-stack';
+import { startStack, TEST_CALLBACK_SECRET, testDatabaseUrl, testEnvironment, workerDeps } from './support/test-stack';
 
 // Tracing end to end: the real server app, an in-process worker with the interceptors and the workflow bundle, and
 // the sandbox provider, exporting to memory. The order matters: the first test runs before anything is registered.
@@ -111,13 +112,14 @@ it('one card payment settled by its callback is one trace, from the merchant req
   const config = parseConfig(workerSchema, stack.workerEnv);
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const database = openDatabase(testDatabaseUrl(stack.workerEnv));
   const worker = await createPaymentWorker({
     temporal: config,
     taskQueue: stack.taskQueue,
     keyring: config.ENCRYPTION_KEYS,
     workflowBundlePath: testEnvironment().bundlePath,
     maxCachedWorkflows: 0,
-    deps: workerDeps(config, provider, cardVault),
+    deps: workerDeps(config, provider, cardVault, database),
   });
   const running = worker.run();
   const request = paymentRequest('card_payment', '00');
@@ -142,6 +144,7 @@ it('one card payment settled by its callback is one trace, from the merchant req
     await running;
     await provider.close();
     await cardVault.close();
+    await database.end();
   }
   const spans = exporter.getFinishedSpans();
   const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));

@@ -18,23 +18,30 @@ import { ProviderError } from '../provider/provider-errors';
 import { providerState } from '../provider/codes';
 import { providerReference } from '../provider/wire';
 import type { ProviderClient } from '../provider/provider-client';
+import type { Database } from '../records/database';
+import { claimInitiation } from '../records/record-writes';
 import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
 
 /** Well within the heartbeat time-out of initiations and status checks (the SDK sends at most one per 80 % of it anyway). */
 const HEARTBEAT_INTERVAL_MS = 1000;
-/** How often an initiation asks an unreachable vault again. */
-const VAULT_RETRY_MS = 500;
+/** How often an initiation asks an unreachable vault or record database again. */
+const RETRY_UNREACHABLE_MS = 500;
 
 export interface PaymentActivityDeps {
   provider: ProviderClient;
   /** Where card payments' card data waits, outside Temporal, for the initiation. */
   cardVault: CardVault;
+  /** The system of record, where each initiation is claimed before it is sent. */
+  database: Database;
   /** Checks the server's signature on the payment's start message (SIGNING_KEYS) before anything is sent. */
   signingKeys: Keyring;
   /** Derives the callback URL handed to the provider; its token is never stored in Temporal. */
   callbackTokens: CallbackTokens;
-  /** How long an initiation waits for an unreachable vault; VAULT_WAIT_MS unless a test says otherwise. */
+  /**
+   * How long an initiation waits for an unreachable vault or record database before it fails with nothing sent;
+   * VAULT_WAIT_MS unless a test says otherwise.
+   */
   vaultWaitMs?: number;
 }
 
@@ -48,6 +55,7 @@ export interface StatusCheckInput {
 export function createPaymentActivities({
   provider,
   cardVault,
+  database,
   signingKeys,
   callbackTokens,
   vaultWaitMs = VAULT_WAIT_MS,
@@ -65,8 +73,11 @@ export function createPaymentActivities({
       const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
       let ack: ProviderAck;
       try {
-        const vault = patientVault(cardVault, Date.now() + vaultWaitMs);
-        await claimInitiation(vault, paymentId);
+        const giveUpAt = Date.now() + vaultWaitMs;
+        // Always there: trustedOrder refused any message outside its own workflow.
+        const runId = context.info.workflowExecution?.runId ?? '';
+        await claimTheInitiation(() => claimInitiation(database, paymentId, runId), giveUpAt);
+        const vault = patientVault(cardVault, giveUpAt);
         const request = await attachCard(stored, vault).catch(() => {
           throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
         });
@@ -131,40 +142,39 @@ function trustedOrder(order: PaymentMessage, keys: Keyring): { paymentId: string
 }
 
 /**
- * The vault, its commands tried again while it is unreachable (a Redis restart) until `giveUpAt`: before the provider
- * call nothing has been sent, so waiting is safe. A claim whose answer was lost is found taken on the next try, which
- * then counts as unknown, never as a second send.
+ * `command`, tried again while what it needs is unreachable (a Redis or PostgreSQL restart) until `giveUpAt`: before
+ * the provider call nothing has been sent, so waiting is safe.
  */
-function patientVault(vault: CardVault, giveUpAt: number): CardVault {
-  const patiently = async <T>(command: () => Promise<T>): Promise<T> => {
-    for (;;) {
-      try {
-        return await command();
-      } catch (err) {
-        if (Date.now() + VAULT_RETRY_MS >= giveUpAt) throw err;
-        await Context.current().sleep(VAULT_RETRY_MS);
-      }
+async function patiently<T>(command: () => Promise<T>, giveUpAt: number): Promise<T> {
+  for (;;) {
+    try {
+      return await command();
+    } catch (err) {
+      if (Date.now() + RETRY_UNREACHABLE_MS >= giveUpAt) throw err;
+      await Context.current().sleep(RETRY_UNREACHABLE_MS);
     }
-  };
-  return {
-    ...vault,
-    claimInitiation: (paymentId) => patiently(() => vault.claimInitiation(paymentId)),
-    take: (token) => patiently(() => vault.take(token)),
-  };
+  }
+}
+
+/** The vault, its reads tried again while it is unreachable until `giveUpAt`. */
+function patientVault(vault: CardVault, giveUpAt: number): CardVault {
+  return { ...vault, take: (token) => patiently(() => vault.take(token), giveUpAt) };
 }
 
 /**
- * Claims the payment's one initiation. An earlier claim means an earlier run of this workflow (a Reset) may have sent
- * it: not sent again, the outcome is unknown and reconciliation settles it. No claim at all: nothing was sent.
+ * Claims the payment's one initiation in the system of record, for this run. Another run's claim (a Reset, a
+ * terminate-and-restart) means it may have been sent: not sent again, the outcome is unknown and reconciliation settles
+ * it. A claim whose answer was lost is found on the next try as this run's own. No claim at all: nothing was sent.
  */
-async function claimInitiation(cardVault: CardVault, paymentId: string): Promise<void> {
+async function claimTheInitiation(claim: () => Promise<boolean>, giveUpAt: number): Promise<void> {
   let claimed: boolean;
   try {
-    claimed = await cardVault.claimInitiation(paymentId);
+    claimed = await patiently(claim, giveUpAt);
   } catch {
     throw verdictFailure('rejected', {
       code: 'initiation_unrecorded',
-      message: 'the initiation could not be recorded (the vault is unreachable); nothing was sent to the provider',
+      message:
+        'the initiation could not be recorded (the record database is unreachable); nothing was sent to the provider',
     });
   }
   if (!claimed) {

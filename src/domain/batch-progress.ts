@@ -11,6 +11,8 @@ export interface BatchCarry {
   review: Record<string, number>;
   settled: Record<ItemOutcome, Tally>;
   notStarted: string[] | null;
+  /** The revisions of the batch's record written so far (absent before records: none). */
+  recorded?: number;
 }
 
 /** A batch's state before it has started any item. */

@@ -5,6 +5,7 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
 import { createNotificationActivities } from '../activities/notification-activities';
+import { createRecordActivities } from '../activities/record-activities';
 import type { NotificationActivityDeps } from '../activities/notification-activities';
 import { NOTIFICATION_DISPATCHER_WORKFLOW } from '../domain/ids';
 import { batchItemsQuery, notificationSignal, SearchAttributes } from '../workflows/definitions';
@@ -58,7 +59,10 @@ export interface PaymentWorker {
   run(): Promise<void>;
 }
 
-/** Creates the payment worker: the payment and batch workflows and the activities built around their dependencies. */
+/**
+ * Creates the payment worker: the payment and batch workflows and the activities built around their dependencies
+ * (the provider, the card vault, the record database).
+ */
 export async function createPaymentWorker(options: PaymentWorkerOptions): Promise<PaymentWorker> {
   const version = options.versioning && deploymentVersion(options.versioning, options.workflowBundlePath);
   const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
@@ -92,6 +96,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
           Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
         ),
       }),
+      ...createRecordActivities(options.deps.database),
       ...createBatchActivities({
         readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery),
         describeItem: async (paymentId) => {

@@ -13,20 +13,7 @@ export interface CardVault {
   take(token: string): Promise<CardData | null>;
   /** Deletes card data that will not be used (the payment already existed). */
   discard(token: string): Promise<void>;
-  /**
-   * Records, once, that a payment's initiation goes out: false when an earlier run already did (a Temporal Reset
-   * re-running the workflow from before its initiation), so it is never sent twice.
-   */
-  claimInitiation(paymentId: string): Promise<boolean>;
   close(): Promise<void>;
-}
-
-/** How long an initiation claim is kept: longer than any payment waits for its outcome. */
-export const INITIATION_CLAIM_TTL_MS = 90 * 24 * 60 * 60_000;
-
-/** Where a payment's initiation claim is stored. */
-export function initiationClaimKey(paymentId: string): string {
-  return `initiation:${sha256(paymentId).toString('hex')}`;
 }
 
 /** PCI DSS 3.3.1: the CVV may not outlive authorization; unused entries go after this at the latest. */
@@ -45,7 +32,6 @@ export function vaultKey(token: string): string {
 /** An in-process vault: only for a server and worker that live in one process (unit tests). */
 export function createMemoryVault(ttlMs = CARD_VAULT_TTL_MS): CardVault {
   const entries = new Map<string, { secret: CardData; timer: NodeJS.Timeout }>();
-  const claims = new Set<string>();
   const remove = (key: string) => {
     clearTimeout(entries.get(key)?.timer);
     entries.delete(key);
@@ -65,12 +51,6 @@ export function createMemoryVault(ttlMs = CARD_VAULT_TTL_MS): CardVault {
     discard(token) {
       remove(vaultKey(token));
       return Promise.resolve();
-    },
-    claimInitiation(paymentId) {
-      const key = initiationClaimKey(paymentId);
-      if (claims.has(key)) return Promise.resolve(false);
-      claims.add(key);
-      return Promise.resolve(true);
     },
     close() {
       for (const key of [...entries.keys()]) remove(key);

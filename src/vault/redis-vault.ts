@@ -1,7 +1,7 @@
 import { createClient } from 'redis';
 import { open, seal } from '../crypto/keyring';
 import type { Keyring } from '../crypto/keyring';
-import { CARD_VAULT_TTL_MS, INITIATION_CLAIM_TTL_MS, initiationClaimKey, newVaultToken, vaultKey } from './card-vault';
+import { CARD_VAULT_TTL_MS, newVaultToken, vaultKey } from './card-vault';
 import type { CardData } from '../domain/personal-data';
 import type { CardVault } from './card-vault';
 
@@ -59,15 +59,6 @@ export async function createRedisVault(options: RedisVaultOptions): Promise<Card
     },
     async discard(token: string) {
       await bounded(client.del(vaultKey(token)));
-    },
-    async claimInitiation(paymentId: string) {
-      const set = await bounded(
-        client.set(initiationClaimKey(paymentId), new Date().toISOString(), {
-          condition: 'NX',
-          expiration: { type: 'PX', value: INITIATION_CLAIM_TTL_MS },
-        }),
-      );
-      return set === 'OK';
     },
     close() {
       // Nothing is pending at shutdown; a QUIT would wait forever for a Redis that is gone.

@@ -1,6 +1,7 @@
 import { CancellationScope, log, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notification-activities';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
+import { LocalActivityQueue } from './local-activity-queue';
 import { workflowTime } from './time';
 
 /** At most this many events per payment or batch (late callbacks could otherwise grow its history without bound). */
@@ -28,9 +29,11 @@ export class Notifier {
   private chain: Promise<void> = Promise.resolve();
   private emitted = 0;
 
+  /** `queue`: the workflow's one queue of local activities, shared with its record writes. */
   constructor(
     private readonly merchantId: string,
     private readonly subject: string,
+    private readonly queue = new LocalActivityQueue(),
   ) {}
 
   /**
@@ -65,10 +68,12 @@ export class Notifier {
   private async handOff(event: NotificationEvent, onQueued: (event: NotificationEvent) => void): Promise<void> {
     try {
       // Even once the workflow was asked to cancel: the payment still settles, and its merchant still hears of it.
-      const { queued } = await CancellationScope.nonCancellable(() =>
-        queueNotification.executeWithOptions({ summary: `notify ${event.type}` }, [
-          { merchantId: this.merchantId, subject: this.subject, event },
-        ]),
+      const { queued } = await this.queue.run(() =>
+        CancellationScope.nonCancellable(() =>
+          queueNotification.executeWithOptions({ summary: `notify ${event.type}` }, [
+            { merchantId: this.merchantId, subject: this.subject, event },
+          ]),
+        ),
       );
       if (queued) onQueued(event);
     } catch (err) {

@@ -9,34 +9,42 @@ import {
 import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
 import type { NotificationType } from '../domain/notification';
 import { isTerminal } from '../domain/payment-model';
-import type { PaymentInput, PaymentStatus } from '../domain/payment-model';
+import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/payment-model';
 import type { PaymentType } from '../domain/requests';
 import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { SearchAttributes, itemSettledSignal } from './definitions';
+import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
 import type { PaymentState, PaymentStatusListener } from './payment-state';
+import { paymentRecords } from './record-writer';
+import type { RecordWriter } from './record-writer';
 import { workflowTime } from './time';
 
 // Metrics and log lines come from the workflow: the SDK drops both while replaying, so each counts once per event.
 // The meter only works inside a workflow context, so the counters are looked up per use rather than at load.
 
 /**
- * What a payment's changes set off outside its state: on every status change the status search attribute and the
- * Web UI's current details, the metrics, the report to its batch and the merchant's notifications. None of it holds
- * the payment up; the workflow awaits `finished()` only before it returns.
+ * What a payment's changes set off outside its state: on every status change its record in PostgreSQL, the status
+ * search attribute and the Web UI's current details, the metrics, the report to its batch and the merchant's
+ * notifications. None of it holds the payment up; the workflow awaits `finished()` only before it returns.
  */
 export class PaymentStatusEffects implements PaymentStatusListener {
   private readonly reports: Promise<void>[] = [];
   private readonly notices: PaymentNotices;
+  private readonly records: RecordWriter<PaymentResource>;
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId));
+    // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
+    const localActivities = new LocalActivityQueue();
+    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId, localActivities));
+    this.records = paymentRecords(input, localActivities);
     countStart(input.paymentId, input.request.type);
   }
 
-  /** The payment's status changed: tell Temporal's visibility, the metrics, its batch and its merchant. */
+  /** The payment's status changed: record it, and tell Temporal's visibility, the metrics, its batch and its merchant. */
   statusChanged(state: PaymentState): void {
+    this.records.record(state.resource);
     const { batchId, paymentId, request } = this.input;
     const { status } = state;
     upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
@@ -53,6 +61,7 @@ export class PaymentStatusEffects implements PaymentStatusListener {
    * the current details and the notifications it may call for.
    */
   paymentChanged(state: PaymentState): void {
+    this.records.record(state.resource);
     setCurrentDetails(paymentCurrentDetails(state.resource));
     this.notices.observe(state);
   }
@@ -67,10 +76,25 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     log.info('reconciliation ended', { paymentId, paymentType: request.type, outcome });
   }
 
-  /** Resolves once the batch has every report and the dispatcher every notification (or they were given up). */
-  async finished(): Promise<void> {
+  /**
+   * The payment as it is now, once its record holds it: the initiation's answer is read-your-writes (what `POST`
+   * answers, a `GET` then reads).
+   */
+  async recorded(state: PaymentState): Promise<PaymentResource> {
+    const answer = JSON.parse(JSON.stringify(state.resource)) as PaymentResource;
+    await this.records.written(this.records.record(state.resource));
+    return answer;
+  }
+
+  /**
+   * Resolves once the batch has every report, the dispatcher every notification (or they were given up), and the
+   * record the payment's final state.
+   */
+  async finished(state: PaymentState): Promise<void> {
     await Promise.all(this.reports);
     await this.notices.drained();
+    this.records.record(state.resource);
+    await this.records.drained();
   }
 }
 

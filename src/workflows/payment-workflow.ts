@@ -57,10 +57,11 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   const state = new PaymentState(input, effects);
 
   setHandler(paymentQuery, () => state.resource);
-  // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature.
+  // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature. It answers once the
+  // payment's record holds what it answers.
   setHandler(initiationUpdate, async () => {
     await condition(() => state.status !== 'initiating');
-    return state.resource;
+    return await effects.recorded(state);
   });
   setHandler(callbackSignal, (callback) => {
     const refusal = messageRefusal(callback, 'callback', input.paymentId);
@@ -71,9 +72,9 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   });
   setHandler(
     resolveUpdate,
-    (resolution) => {
+    async (resolution) => {
       state.resolve(resolution.body, workflowTime());
-      return state.resource;
+      return await effects.recorded(state);
     },
     {
       validator: (resolution) => {
@@ -94,7 +95,7 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     // The first outcome is final, but a provider may still call back; stay a while to record what it says.
     const { lateCallbackWindowMs } = input.timing;
     if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
-    await effects.finished();
+    await effects.finished(state);
     await condition(allHandlersFinished);
   });
   return state.resource;

@@ -39,7 +39,10 @@ import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
 import { trustedBatchInput } from './trust';
 import { versioned } from './versioning';
+import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
+import { batchRecords } from './record-writer';
+import type { RecordWriter } from './record-writer';
 
 // Reading a page or describing items only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
 const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
@@ -59,7 +62,10 @@ interface Page {
 export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
   const input = trustedBatchInput(message);
   const state = new BatchState(input, carry, workflowTime());
-  const notifier = new Notifier(input.merchantId, input.batchId);
+  // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
+  const localActivities = new LocalActivityQueue();
+  const notifier = new Notifier(input.merchantId, input.batchId, localActivities);
+  const records = batchRecords(input, carry?.recorded ?? 0, localActivities);
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   const counted = (report: ItemSettled) => {
@@ -70,15 +76,17 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     const step = progressStep(progress);
     if (step > toldStep && itemsDone(progress) < progress.total.count) {
       toldStep = step;
+      records.record(progress);
       notifier.emit('batch.progress', progress);
     }
   };
   setHandler(itemSettledSignal, counted);
   setHandler(
     batchControlUpdate,
-    (control) => {
+    async (control) => {
       state.apply(control.body);
-      publish(state);
+      publish(state, records);
+      await records.written(records.latest);
       return state.progress();
     },
     {
@@ -90,16 +98,16 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
       },
     },
   );
-  publish(state);
+  publish(state, records);
   void CancellationScope.nonCancellable(() => askAfterQuietItems(state, input.itemCheckMs, counted));
 
   // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
   void CancellationScope.current().cancelRequested.catch(() => {
     if (state.refusal('cancel')) return;
     state.apply('cancel');
-    publish(state);
+    publish(state, records);
   });
-  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier));
+  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records));
 }
 
 /**
@@ -141,13 +149,15 @@ async function runItems(
   input: BatchInput,
   state: BatchState,
   notifier: Notifier,
+  records: RecordWriter<BatchProgress>,
 ): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
       await notifier.drained();
       await condition(allHandlersFinished);
-      return await continueAsNew<typeof payoutBatchWorkflow>(message, state.carry());
+      await records.drained();
+      return await continueAsNew<typeof payoutBatchWorkflow>(message, { ...state.carry(), recorded: records.latest });
     }
     if (state.nextIndex < input.itemCount && state.status !== 'cancelling') {
       page = await pageHolding(input, state.nextIndex, page);
@@ -167,10 +177,11 @@ async function runItems(
 
   const notStarted = await referencesFrom(input, state.nextIndex);
   state.finish(workflowTime(), notStarted);
-  publish(state);
+  publish(state, records);
   notifier.emit('batch.completed', state.progress());
   await notifier.drained();
   await condition(allHandlersFinished);
+  await records.drained();
   return state.progress();
 }
 
@@ -244,7 +255,9 @@ async function release(pageId: string): Promise<void> {
   }
 }
 
-function publish(state: BatchState): void {
+/** A status change: recorded in PostgreSQL, shown in Temporal's visibility and the Web UI. */
+function publish(state: BatchState, records: RecordWriter<BatchProgress>): void {
+  records.record(state.progress());
   upsertSearchAttributes([{ key: SearchAttributes.batchStatus, value: state.status }]);
   showProgress(state);
 }

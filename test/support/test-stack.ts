@@ -14,6 +14,8 @@ import { createPaymentWorker } from '../../src/temporal/payment-worker';
 import type { PaymentWorker } from '../../src/temporal/payment-worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
+import { openDatabase } from '../../src/records/database';
+import type { Database } from '../../src/records/database';
 import { eventually } from '../../src/local/eventually';
 import { buildStack, serverInProcess } from '../../src/local/stack-builder';
 import type { Launcher } from '../../src/local/stack-builder';
@@ -99,10 +101,16 @@ export interface Stack {
 let stackCount = 0;
 
 /** The payment activities' dependencies for a worker with this configuration. */
-export function workerDeps(config: WorkerConfig, provider: ProviderClient, cardVault: CardVault): PaymentActivityDeps {
+export function workerDeps(
+  config: WorkerConfig,
+  provider: ProviderClient,
+  cardVault: CardVault,
+  database: Database,
+): PaymentActivityDeps {
   return {
     provider,
     cardVault,
+    database,
     signingKeys: config.SIGNING_KEYS,
     callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
   };
@@ -114,12 +122,13 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
     const workerConfig = parseConfig(workerSchema, env);
     const provider = createProviderClient(providerConfig(workerConfig));
     const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
+    const database = openDatabase(testDatabaseUrl(env));
     const worker: PaymentWorker = await createPaymentWorker({
       temporal: workerConfig,
       taskQueue,
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
-      deps: workerDeps(workerConfig, provider, cardVault),
+      deps: workerDeps(workerConfig, provider, cardVault, database),
       notifications: notificationSettings(workerConfig),
     });
     const run = worker.run();
@@ -129,9 +138,17 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
         await run;
         await provider.close();
         await cardVault.close();
+        await database.end();
       },
     };
   };
+}
+
+/** The record database of a test worker: the stack's DATABASE_URL, else the one `npm test` prepared. */
+export function testDatabaseUrl(env: Record<string, string | undefined> = {}): string {
+  const url = env.DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('run the integration tests through `npm test` (it starts PostgreSQL)');
+  return url;
 }
 
 /** Starts sandbox, worker and server in this process against the shared test dev server. */

@@ -1,5 +1,6 @@
 -- The system of record: what merchants read, idempotency keys and initiation claims (docs/records.md).
--- Money is numeric, never float. Records are upserted by revision: a retried or late write never moves one back.
+-- Money is numeric, never float. Records are upserted by (recorded_at, revision): a retried or late write never moves
+-- one back, and a later run of the workflow (a Reset) supersedes the run it replaced.
 
 CREATE TABLE payments (
   id          text PRIMARY KEY,                 -- the payment id, which is also its workflow id
@@ -11,10 +12,12 @@ CREATE TABLE payments (
   batch_id    text,
   resource    jsonb NOT NULL,                   -- the API resource (PaymentResource) as last recorded
   revision    integer NOT NULL,                 -- the workflow's count of recorded changes; 0 when the server created it
+  recorded_at timestamptz NOT NULL DEFAULT '-infinity', -- the workflow's clock at the change; a later run (a Reset) wins
   created_at  timestamptz NOT NULL,
-  updated_at  timestamptz NOT NULL,
-  UNIQUE (merchant_id, reference)
+  updated_at  timestamptz NOT NULL
 );
+-- A merchant's references are unique in idempotency_keys; a batch item's only within its batch, so none here.
+CREATE INDEX payments_by_reference ON payments (merchant_id, reference);
 -- Keyset pagination: newest first by (created_at, id), per merchant and per batch.
 CREATE INDEX payments_by_merchant ON payments (merchant_id, created_at DESC, id DESC);
 CREATE INDEX payments_by_batch ON payments (batch_id, created_at DESC, id DESC) WHERE batch_id IS NOT NULL;
@@ -47,8 +50,8 @@ CREATE TABLE batches (
   status      text NOT NULL,
   resource    jsonb NOT NULL,                   -- the API resource (BatchProgress) as last recorded
   revision    integer NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT '-infinity',
   created_at  timestamptz NOT NULL,
-  updated_at  timestamptz NOT NULL,
-  UNIQUE (merchant_id, reference)
+  updated_at  timestamptz NOT NULL
 );
 CREATE INDEX batches_by_merchant ON batches (merchant_id, created_at DESC, id DESC);

@@ -1,0 +1,98 @@
+import type { PoolClient } from 'pg';
+import type { BatchProgress } from '../domain/batch-model';
+import type { PaymentResource } from '../domain/payment-model';
+import type { Database } from './database';
+
+/** A pool, or a client inside a transaction. */
+type Queryable = Database | PoolClient;
+
+export interface PaymentRecord {
+  resource: PaymentResource;
+  merchantId: string;
+  batchId?: string;
+  /** The workflow's count of recorded changes: a write with a lower one than the row's changes nothing. */
+  revision: number;
+  /** The workflow's clock at the change (ISO): it orders writes before the revision, so a Reset's new run wins. */
+  recordedAt: string;
+}
+
+export interface BatchRecord {
+  resource: BatchProgress;
+  merchantId: string;
+  reference: string;
+  revision: number;
+  recordedAt: string;
+}
+
+// A row the server has not inserted (a batch item's) is created; an existing one changes only for a newer revision, so
+// a retried or late write never moves a record back.
+const UPSERT_PAYMENT = `
+INSERT INTO payments
+  (id, merchant_id, type, reference, status, amount, batch_id, resource, revision, recorded_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+ON CONFLICT (id) DO UPDATE SET
+  status = EXCLUDED.status, resource = EXCLUDED.resource, revision = EXCLUDED.revision,
+  recorded_at = EXCLUDED.recorded_at, updated_at = EXCLUDED.updated_at,
+  batch_id = COALESCE(payments.batch_id, EXCLUDED.batch_id)
+WHERE (payments.recorded_at, payments.revision) < (EXCLUDED.recorded_at, EXCLUDED.revision)`;
+
+const UPSERT_BATCH = `
+INSERT INTO batches (id, merchant_id, reference, status, resource, revision, recorded_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+ON CONFLICT (id) DO UPDATE SET
+  status = EXCLUDED.status, resource = EXCLUDED.resource, revision = EXCLUDED.revision,
+  recorded_at = EXCLUDED.recorded_at, updated_at = now()
+WHERE (batches.recorded_at, batches.revision) < (EXCLUDED.recorded_at, EXCLUDED.revision)`;
+
+// Inserted, the first branch answers this run's id; taken already, the second answers the earlier claim's (the
+// statement's snapshot does not see its own insert, so never both).
+const CLAIM_INITIATION = `
+WITH inserted AS (
+  INSERT INTO initiation_claims (payment_id, run_id) VALUES ($1, $2) ON CONFLICT (payment_id) DO NOTHING RETURNING run_id
+)
+SELECT run_id FROM inserted
+UNION ALL
+SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
+
+/** Records a payment as its workflow last saw it, unless the record already holds this change or a later one. */
+export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
+  const { resource, merchantId, batchId, revision, recordedAt } = record;
+  await db.query(UPSERT_PAYMENT, [
+    resource.id,
+    merchantId,
+    resource.type,
+    resource.reference,
+    resource.status,
+    String(resource.amount),
+    batchId ?? null,
+    JSON.stringify(resource),
+    revision,
+    recordedAt,
+    resource.created_at,
+    resource.updated_at,
+  ]);
+}
+
+/** Records a batch's progress, unless the record already holds this change or a later one. */
+export async function upsertBatchRecord(db: Queryable, record: BatchRecord): Promise<void> {
+  const { resource, merchantId, reference, revision, recordedAt } = record;
+  await db.query(UPSERT_BATCH, [
+    resource.id,
+    merchantId,
+    reference,
+    resource.status,
+    JSON.stringify(resource),
+    revision,
+    recordedAt,
+    resource.created_at,
+  ]);
+}
+
+/**
+ * Takes a payment's one initiation claim for a workflow run: true when this run holds it (just taken, or taken by an
+ * earlier try of this same run), false when another run took it (that one may have sent the initiation).
+ */
+export async function claimInitiation(db: Queryable, paymentId: string, runId: string): Promise<boolean> {
+  const { rows } = await db.query<{ run_id: string }>(CLAIM_INITIATION, [paymentId, runId]);
+  return rows[0]?.run_id === runId;
+}

@@ -1,0 +1,303 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createPaymentActivities } from '../src/activities/payment-activities';
+import { CallbackTokens } from '../src/crypto/callback-tokens';
+import { parseKeyring } from '../src/crypto/keyring';
+import { signMessage } from '../src/crypto/signing';
+import type { BatchProgress } from '../src/domain/batch-model';
+import { newBatchProgress } from '../src/domain/batch-progress';
+import { FailureTypes, newPaymentResource } from '../src/domain/payment-model';
+import type { PaymentMessage, PaymentResource, PaymentStatus, ProviderAck } from '../src/domain/payment-model';
+import { startPostgres } from '../src/local/postgres';
+import type { ProviderClient } from '../src/provider/provider-client';
+import { claimInitiation, upsertBatchRecord, upsertPaymentRecord } from '../src/records/record-writes';
+import { createMemoryVault } from '../src/vault/card-vault';
+import { recordDatabase } from './support/record-database';
+import type { RecordDatabase } from './support/record-database';
+import { paymentRequest, storedRequest, uniqueReference } from './support/request-builders';
+import { startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { connectClient } from '../src/temporal/temporal-client';
+import { paymentQuery } from '../src/workflows/definitions';
+import type { paymentWorkflow } from '../src/workflows/payment-workflow';
+import { eventually } from '../src/local/eventually';
+
+// The records' writes: versioned upserts that never move a record back, whatever the order and repetition of the
+// writes (a model test against a real PostgreSQL), and the initiation claim that keeps a second run from sending.
+
+const STATUSES: PaymentStatus[] = ['initiating', 'pending', 'reconciling', 'needs_review', 'succeeded'];
+
+let records: RecordDatabase;
+before(async () => (records = await recordDatabase()));
+after(async () => records?.close());
+
+/** A payment's successive states, revision 1 to `count`: each one a status further and an event more. */
+function revisionsOf(id: string, count: number): PaymentResource[] {
+  const request = storedRequest('bank_credit', '00', id);
+  const base = newPaymentResource({
+    paymentId: `payment-acme-${id}`,
+    merchantId: 'acme',
+    request,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  });
+  return Array.from({ length: count }, (_, index) => ({
+    ...base,
+    status: STATUSES[Math.min(index, STATUSES.length - 1)]!,
+    updated_at: new Date(Date.UTC(2025, 0, 1, 0, index + 1)).toISOString(),
+    events: Array.from({ length: index + 1 }, (_, e) => ({
+      at: base.created_at,
+      type: 'status_checked' as const,
+      count: e + 1,
+    })),
+  }));
+}
+
+async function storedPayment(id: string): Promise<{ revision: number; status: string; resource: PaymentResource }> {
+  const { rows } = await records.db.query<{ revision: number; status: string; resource: PaymentResource }>(
+    'SELECT revision, status, resource FROM payments WHERE id = $1',
+    [id],
+  );
+  assert.equal(rows.length, 1, `one record of ${id}`);
+  return rows[0]!;
+}
+
+/** The workflow clock of a run's change: within a run it never goes back; a later run's changes come after. */
+function recordedAt(run: number, revision: number): string {
+  return new Date(Date.UTC(2025, 0, 1) + run * 3_600_000 + revision * 1000).toISOString();
+}
+
+describe('record writes', () => {
+  it('a payment record never regresses under reordered, repeated and concurrent writes (model test)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 8 }).chain((count) =>
+          fc.record({
+            count: fc.constant(count),
+            // Revisions written, in any order, any number of times (a retried or late write), by the first run or by
+            // a second one that replaced it later (a Reset: its changes come later on the workflow's clock).
+            writes: fc.array(fc.tuple(fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: count })), {
+              minLength: 1,
+              maxLength: 20,
+            }),
+            // How many writes go at once (a worker restart racing the write that was under way).
+            together: fc.integer({ min: 1, max: 3 }),
+            // Whether the server inserted revision 0 first (a batch item has no such row).
+            serverRow: fc.boolean(),
+            batchItem: fc.boolean(),
+          }),
+        ),
+        async ({ count, writes, together, serverRow, batchItem }) => {
+          const states = revisionsOf(uniqueReference('model'), count);
+          const id = states[0]!.id;
+          const batchId = batchItem ? 'batch-acme-model' : undefined;
+          // Run 2's state at a revision differs from run 1's (its own story after the Reset).
+          const stateOf = ([run, revision]: [number, number]) => {
+            const state = states[revision - 1]!;
+            return { ...state, provider: { ...state.provider, message: `run ${run}` } };
+          };
+          const write = ([run, revision]: [number, number]) =>
+            upsertPaymentRecord(records.db, {
+              resource: stateOf([run, revision]),
+              merchantId: 'acme',
+              batchId,
+              revision,
+              recordedAt: recordedAt(run, revision),
+            });
+          if (serverRow) {
+            await upsertPaymentRecord(records.db, {
+              resource: { ...states[0]!, status: 'initiating', events: [] },
+              merchantId: 'acme',
+              revision: 0,
+              recordedAt: '-infinity',
+            });
+          }
+          let latest: [number, number] = [0, 0];
+          for (let at = 0; at < writes.length; at += together) {
+            const group = writes.slice(at, at + together);
+            await Promise.all(group.map(write));
+            for (const w of group) if (w[0] > latest[0] || (w[0] === latest[0] && w[1] > latest[1])) latest = w;
+            const stored = await storedPayment(id);
+            assert.equal(stored.revision, latest[1], 'the record holds the latest change written, never an older one');
+            assert.deepEqual(stored.resource, stateOf(latest), 'and exactly that change’s state, of the latest run');
+            assert.equal(stored.status, stateOf(latest).status);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a batch record never regresses either', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 15 }), async (writes) => {
+        const reference = uniqueReference('batch-model');
+        const start = newBatchProgress(
+          {
+            batchId: `batch-acme-${reference}`,
+            merchantId: 'acme',
+            reference,
+            itemCount: 6,
+            totalMinor: 600,
+            concurrency: 1,
+            createdAt: '2025-01-01T00:00:00.000Z',
+          } as Parameters<typeof newBatchProgress>[0],
+          new Date('2025-01-01T00:00:00.000Z'),
+        );
+        const progressAt = (revision: number): BatchProgress => ({
+          ...start,
+          status: revision === 6 ? 'completed' : 'running',
+          items: { ...start.items, succeeded: { count: revision, amount: revision } },
+        });
+        let highest = 0;
+        for (const revision of writes) {
+          await upsertBatchRecord(records.db, {
+            resource: progressAt(revision),
+            merchantId: 'acme',
+            reference,
+            revision,
+            recordedAt: recordedAt(1, revision),
+          });
+          highest = Math.max(highest, revision);
+          const { rows } = await records.db.query<{ revision: number; resource: BatchProgress }>(
+            'SELECT revision, resource FROM batches WHERE id = $1',
+            [start.id],
+          );
+          assert.equal(rows[0]?.revision, highest);
+          assert.deepEqual(rows[0]?.resource, progressAt(highest));
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an initiation is claimed once: the same run may claim it again, another run never', async () => {
+    const paymentId = `payment-acme-${uniqueReference('claim')}`;
+    assert.equal(await claimInitiation(records.db, paymentId, 'run-1'), true, 'the first claim');
+    assert.equal(await claimInitiation(records.db, paymentId, 'run-1'), true, 'a retried claim of the same run');
+    assert.equal(await claimInitiation(records.db, paymentId, 'run-2'), false, "another run (a Reset's)");
+    const racing = `payment-acme-${uniqueReference('race')}`;
+    const answers = await Promise.all(['a', 'b', 'c', 'd'].map((run) => claimInitiation(records.db, racing, run)));
+    assert.equal(answers.filter(Boolean).length, 1, `one of four racing runs holds the claim (${answers.join(', ')})`);
+  });
+});
+
+describe('an initiation while PostgreSQL is down', () => {
+  let own: RecordDatabase;
+  before(async () => (own = await recordDatabase({ ownServer: true })));
+  after(async () => own?.close());
+
+  it('waits for it, sends once it is back, and gives up with nothing sent', async () => {
+    const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
+    let sent = 0;
+    const provider: ProviderClient = {
+      initiate: () => {
+        sent += 1;
+        return Promise.resolve({ transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null });
+      },
+      checkStatus: () => Promise.resolve(null),
+      canCheckStatus: false,
+      listBanks: () => Promise.resolve([]),
+      close: () => Promise.resolve(),
+    };
+    const activities = createPaymentActivities({
+      provider,
+      cardVault: createMemoryVault(),
+      database: own.db,
+      signingKeys,
+      callbackTokens: new CallbackTokens('c'.repeat(32), 'https://pay.example'),
+      vaultWaitMs: 4000,
+    });
+    const initiate = (reference: string) => {
+      const paymentId = `payment-acme-${reference}`;
+      const order = signMessage(signingKeys, 'payment', paymentId, {
+        paymentId,
+        merchantId: 'acme',
+        request: storedRequest('bank_credit', '00', reference),
+        createdAt: new Date().toISOString(),
+        timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+      });
+      return new MockActivityEnvironment({ workflowExecution: { workflowId: paymentId, runId: randomUUID() } }).run<
+        [PaymentMessage],
+        ProviderAck,
+        (what: PaymentMessage) => Promise<ProviderAck>
+      >((what) => activities.initiatePayment(what), order);
+    };
+    const postgres = own.postgres!;
+    const dir = own.dataDir!;
+
+    // PostgreSQL restarts within the wait: the claim is taken then, and the initiation goes out after it.
+    await postgres.stop();
+    const waiting = initiate(uniqueReference('pg-back'));
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(sent, 0, 'nothing sent while the claim cannot be taken');
+    own.postgres = await startPostgres(dir, postgres.port, () => undefined);
+    assert.equal((await waiting).transactionId, '1', 'sent once PostgreSQL was back');
+    assert.equal(sent, 1);
+
+    // PostgreSQL stays down: after the wait the payment fails cleanly, nothing sent.
+    await own.postgres.stop();
+    const started = Date.now();
+    const failure = await initiate(uniqueReference('pg-down')).then(
+      () => assert.fail('the initiation must fail'),
+      (err: unknown) => err,
+    );
+    const elapsedMs = Date.now() - started;
+    own.postgres = await startPostgres(dir, postgres.port, () => undefined);
+    assert.ok(failure instanceof ApplicationFailure, String(failure));
+    assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
+    assert.equal(failure.nonRetryable, true);
+    assert.deepEqual(failure.details?.[0], {
+      code: 'initiation_unrecorded',
+      message:
+        'the initiation could not be recorded (the record database is unreachable); nothing was sent to the provider',
+    });
+    assert.equal(sent, 1, 'nothing more sent to the provider');
+    assert.ok(elapsedMs >= 3000 && elapsedMs <= 8000, `gave up after ${elapsedMs} ms (the wait is 4 s)`);
+  });
+});
+
+describe('a payment while PostgreSQL is down', () => {
+  it('keeps moving, and its record catches up once PostgreSQL is back', async () => {
+    const own = await recordDatabase({ ownServer: true });
+    const stack = await startStack({
+      env: { DATABASE_URL: own.url, LATE_CALLBACK_WINDOW: '1s' },
+      sandbox: { callbackDelayMs: 1500 },
+    });
+    const temporal = await connectClient({
+      TEMPORAL_ADDRESS: testEnvironment().address,
+      TEMPORAL_NAMESPACE: 'default',
+      ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+    });
+    try {
+      const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.id;
+      const recorded = async () =>
+        (await own.db.query<{ resource: PaymentResource }>('SELECT resource FROM payments WHERE id = $1', [id])).rows[0]
+          ?.resource;
+      assert.equal((await recorded())?.status, 'pending', 'the initiation answered once its record was written');
+      const postgres = own.postgres!;
+      await postgres.stop();
+      // The callback settles it in Temporal while nothing can be recorded.
+      const handle = temporal.workflow.getHandle<typeof paymentWorkflow>(id);
+      await eventually(async () => assert.equal((await handle.query(paymentQuery)).status, 'succeeded'), {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        what: `${id} succeeding while PostgreSQL is down`,
+      });
+      await new Promise((r) => setTimeout(r, 2000));
+      own.postgres = await startPostgres(own.dataDir!, postgres.port, () => undefined);
+      const final = await handle.result();
+      assert.equal(final.status, 'succeeded');
+      assert.deepEqual(await recorded(), final, 'the record is the final state: no write was lost');
+    } finally {
+      await temporal.connection.close();
+      await stack.close();
+      await own.close();
+    }
+  });
+});
