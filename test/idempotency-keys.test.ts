@@ -8,7 +8,7 @@ import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
 import { takeKey } from '../src/records/idempotency-keys';
 import type { IdempotencyKey } from '../src/records/idempotency-keys';
-import { testDatabaseUrl } from './support/test-database';
+import { testDatabaseUrl } from './support/test-stack';
 
 describe('idempotency keys', () => {
   let db: Database;

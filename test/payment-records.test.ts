@@ -18,8 +18,7 @@ import { insertNewPayment, takeKey } from '../src/records/idempotency-keys';
 import { connectClient } from '../src/temporal/temporal-client';
 import { batchBody } from './support/batch-helpers';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { testDatabaseUrl } from './support/test-database';
-import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
+import { TEST_ENCRYPTION_KEYS, startStack, testDatabaseUrl, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // The payment records in PostgreSQL, tried from outside: what Temporal forgets, the API still answers; lists page by

@@ -7,7 +7,7 @@ import { inTransaction, openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
 import { insertNewPayment } from '../src/records/idempotency-keys';
 import { listPayments, paymentExists, readPayment } from '../src/records/record-reads';
-import { testDatabaseUrl } from './support/test-database';
+import { testDatabaseUrl } from './support/test-stack';
 
 /** A payment record as the server writes it, then moved to `status` at `revision` (as a workflow's write would). */
 async function record(

@@ -23,6 +23,8 @@ const REPEATABLE = new Set<PaymentEvent['type']>([...CALLBACK_EVENT_TYPES, 'stat
 /** What hears of every status change (the workflow's PaymentStatusEffects; a test's recorder). */
 export interface PaymentStatusListener {
   statusChanged(state: PaymentState): void;
+  /** Any recorded event, with or without a new status (a refused callback, a failed status check…). */
+  changed?(state: PaymentState): void;
 }
 
 /**
@@ -359,6 +361,11 @@ export class PaymentState {
   }
 
   private record(now: Date, event: Omit<PaymentEvent, 'at'>): void {
+    this.addEvent(now, event);
+    this.listener.changed?.(this);
+  }
+
+  private addEvent(now: Date, event: Omit<PaymentEvent, 'at'>): void {
     const clean = Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as Omit<
       PaymentEvent,
       'at'

@@ -56,6 +56,11 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     this.notices.observe(state);
   }
 
+  /** An event was recorded: the record follows (changes made in one step are written once). */
+  changed(state: PaymentState): void {
+    this.records.record(state.resource);
+  }
+
   /**
    * The payment changed without a new status (a redirect with the acknowledgement, a status check, a late callback):
    * the current details and the notifications it may call for.

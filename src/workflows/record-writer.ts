@@ -66,6 +66,8 @@ export class RecordWriter<T> {
   }
 
   private async writeQueued(): Promise<void> {
+    // Changes made in the same step (an event, then its new status) are written once, as they stand at its end.
+    await Promise.resolve();
     for (let next = this.next; next; next = this.next) {
       this.next = undefined;
       try {
