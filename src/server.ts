@@ -16,7 +16,7 @@ import { PaymentCommands } from './payments/payment-commands';
 import { PaymentReads } from './payments/payment-reads';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
-import { migrate, openDatabase } from './records/database';
+import { StartMigrations, openDatabase } from './records/database';
 import { activeTracing, startTracing } from './telemetry/tracing';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
@@ -38,8 +38,9 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
 export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
   const records = openDatabase(config.DATABASE_URL, { applicationName: 'payments-server' });
-  // Concurrent starts are safe: migrations run under an advisory lock.
-  await migrate(records);
+  const migrations = new StartMigrations(records, (err) =>
+    app.log.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
+  );
   // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
   records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
@@ -105,6 +106,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     publicBaseUrl: publicBaseUrl(config),
     instrument: activeTracing()?.instrumentFastify,
   });
+  await migrations.start();
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
   return {
@@ -117,6 +119,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       await metricsServer.close();
       await client.connection.close();
       await cardVault.close();
+      migrations.stop();
       await records.end();
     },
   };

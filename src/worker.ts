@@ -8,7 +8,7 @@ import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';
 import { createRedisVault } from './vault/redis-vault';
-import { migrate, openDatabase } from './records/database';
+import { StartMigrations, openDatabase } from './records/database';
 import { startTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
@@ -20,8 +20,10 @@ async function main(): Promise<void> {
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
   const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker' });
-  // Concurrent starts are safe: migrations run under an advisory lock.
-  await migrate(database);
+  const migrations = new StartMigrations(database, (err) =>
+    logger.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
+  );
+  await migrations.start();
   const paymentWorker = await createPaymentWorker({
     temporal: config,
     taskQueue: config.TASK_QUEUE,
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
   await paymentWorker.run();
   await provider.close();
   await cardVault.close();
+  migrations.stop();
   await database.end();
   await tracing?.shutdown();
 }

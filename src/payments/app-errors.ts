@@ -1,4 +1,5 @@
 import { isGrpcServiceError, NamespaceNotFoundError } from '@temporalio/client';
+import { isUnreachable } from '../records/database';
 
 /** A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal. */
 export class AppError extends Error {
@@ -33,20 +34,9 @@ async function translated<T>(call: () => Promise<T>, translate: (err: unknown) =
   }
 }
 
-/** PostgreSQL's SQLSTATE classes that say the database cannot serve now: connection, resources, shutdown. */
-const UNAVAILABLE_SQLSTATE = /^(08|53|57P)/;
-
 /** Turns PostgreSQL being unreachable, full or shutting down into `unavailable`; anything else passes through. */
 export function translateRecordError(err: unknown): unknown {
-  if (!(err instanceof Error)) return err;
-  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
-  // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it.
-  const unreachable =
-    /^E[A-Z]+$/.test(code) || /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
-  if (unreachable || UNAVAILABLE_SQLSTATE.test(code)) {
-    return new AppError('unavailable', 'the payment records are unreachable right now');
-  }
-  return err;
+  return isUnreachable(err) ? new AppError('unavailable', 'the payment records are unreachable right now') : err;
 }
 
 /** Runs a call to the payment records, translating PostgreSQL being unreachable. */

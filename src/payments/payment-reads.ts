@@ -10,6 +10,7 @@ import { PAYMENT_WORKFLOW } from '../domain/ids';
 import { AppError, recordCall, temporalCall } from './app-errors';
 import type { Database } from '../records/database';
 import { listPayments, paymentExists, readPayment } from '../records/record-reads';
+import { recordEndedWithoutOutcome } from '../records/record-writes';
 import { ENDED_WITHOUT_RESULT, endedWithoutResult, queryOrResult } from './workflow-calls';
 import { readableHistory } from './workflow-history';
 import type { HistoryStep } from './workflow-history';
@@ -86,7 +87,13 @@ export class PaymentReads {
     // Open in its record: a workflow ended without an outcome (terminated…) never writes again, so it shows as the
     // live view shows it. One describe, no query; without Temporal the record answers as it is.
     const ended = await endedWithoutResult(this.client, paymentId).catch(() => undefined);
-    return ended ? inReviewAfterEnd(record.payment, ended) : record.payment;
+    // Its record already says so (an earlier read wrote it).
+    const last = record.payment.events.at(-1);
+    if (!ended || (last?.type === 'needs_review' && last.at === ended.at)) return record.payment;
+    const shown = inReviewAfterEnd(record.payment, ended);
+    // From now on the record says so too: lists and filters find it in review.
+    await recordCall(() => recordEndedWithoutOutcome(records, shown));
+    return shown;
   }
 
   /** The payment resource, from the running workflow, the closed one's result, or the start of one that never ran. */

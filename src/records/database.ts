@@ -112,3 +112,47 @@ export async function migrate(db: Database, log: (line: string) => void = () => 
     return pending.map(({ name }) => name);
   });
 }
+
+/** PostgreSQL's SQLSTATE classes that say the database cannot serve now: connection, resources, shutdown. */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P)/;
+
+/** True when an error says PostgreSQL cannot serve now (unreachable, full, shutting down), not that a query is wrong. */
+export function isUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
+  // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it.
+  const unreachable =
+    /^E[A-Z]+$/.test(code) || /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
+  return unreachable || UNAVAILABLE_SQLSTATE.test(code);
+}
+
+/**
+ * Migrates at a process's start. With PostgreSQL unreachable the process starts all the same (the server answers 503
+ * until it is back, running payments keep moving) and migrates once it can.
+ */
+export class StartMigrations {
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly warn: (err: unknown) => void,
+  ) {}
+
+  /** Migrates now, or schedules tries every five seconds while PostgreSQL is unreachable. */
+  async start(): Promise<void> {
+    try {
+      await migrate(this.db);
+    } catch (err) {
+      if (!isUnreachable(err)) throw err;
+      this.warn(err);
+      if (!this.stopped) this.retry = setTimeout(() => void this.start().catch(this.warn), 5000).unref();
+    }
+  }
+
+  /** No more tries (the pool is closing). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retry);
+  }
+}

@@ -96,3 +96,15 @@ export async function claimInitiation(db: Queryable, paymentId: string, runId: s
   const { rows } = await db.query<{ run_id: string }>(CLAIM_INITIATION, [paymentId, runId]);
   return rows[0]?.run_id === runId;
 }
+
+/**
+ * Records what the server shows for a payment whose workflow ended before its outcome (terminated, cancelled…): that
+ * workflow never writes again. A run a Reset starts afterwards writes later on the workflow's clock and supersedes it.
+ */
+export async function recordEndedWithoutOutcome(db: Queryable, resource: PaymentResource): Promise<void> {
+  await db.query(
+    `UPDATE payments SET status = $2, resource = $3, revision = revision + 1, recorded_at = now(), updated_at = $4
+     WHERE id = $1 AND status NOT IN ('succeeded', 'failed') AND recorded_at < now()`,
+    [resource.id, resource.status, JSON.stringify(resource), resource.updated_at],
+  );
+}
