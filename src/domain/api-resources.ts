@@ -7,6 +7,11 @@ import { PAYMENT_TYPES } from './requests';
 // typed client (src/client/) all come from here. Objects are not strict: a client parsing an answer from a newer
 // server drops fields it does not know; the document still lists exactly the fields the server sends.
 
+const metadata = z
+  .record(z.string(), z.string())
+  .optional()
+  .describe('the metadata the merchant created it with; absent when none');
+
 const timestamp = z.iso.datetime({ offset: true }).describe('an ISO 8601 UTC time');
 
 export const paymentEventSchema = z
@@ -53,6 +58,7 @@ export const paymentResourceSchema = z
       .describe('for a card payment: where the payer goes for 3-D Secure'),
     failure: failureSchema.nullable(),
     card: z.object({ last4: z.string() }).optional(),
+    metadata,
     events: z.array(paymentEventSchema),
   })
   .meta({ id: 'Payment' });
@@ -67,6 +73,7 @@ export const paymentSummarySchema = z
     amount: z.number().nullable(),
     created_at: timestamp,
     closed_at: timestamp.nullable().describe("when the payment's workflow closed (after its late-callback window)"),
+    metadata,
   })
   .meta({ id: 'PaymentSummary' });
 
@@ -102,6 +109,7 @@ export const batchProgressSchema = z
       .array(z.string())
       .nullable()
       .describe('references of the items a cancel kept from starting; null unless cancelled'),
+    metadata,
   })
   .meta({ id: 'PayoutBatch' });
 

@@ -49,6 +49,8 @@ export interface BatchInput {
   maxRunEvents: number;
   /** How often the batch asks after items in flight that have not reported. */
   itemCheckMs: number;
+  /** The merchant's metadata, answered with the batch; absent when none. */
+  metadata?: Record<string, string>;
 }
 
 /** An item payment's report to its batch. */

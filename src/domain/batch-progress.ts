@@ -61,6 +61,7 @@ export function batchProgress(input: BatchInput, carried: BatchCarry): BatchProg
     >,
     needs_review: Object.keys(carried.review),
     not_started: carried.notStarted,
+    ...(input.metadata ? { metadata: input.metadata } : {}),
   };
 }
 

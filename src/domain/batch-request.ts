@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bankCreditSchema, referenceSchema } from './requests';
+import { bankCreditSchema, metadataSchema, referenceSchema } from './requests';
 
 export const MAX_BATCH_ITEMS = 10_000;
 
@@ -17,6 +17,7 @@ export const payoutBatchSchema = (maxAmount: number) =>
         .min(1, 'must hold at least one item')
         .max(MAX_BATCH_ITEMS, `must hold at most ${MAX_BATCH_ITEMS} items`)
         .pipe(z.array(batchItem(maxAmount))),
+      metadata: metadataSchema.optional(),
     })
     .superRefine((batch, ctx) => {
       const firstIndex = new Map<string, number>();

@@ -171,6 +171,7 @@ export function newPaymentResource(input: PaymentInput): PaymentResource {
     next_action: null,
     failure: null,
     ...(request.type === 'card_payment' ? { card: { last4: request.card.last4 } } : {}),
+    ...(request.metadata ? { metadata: request.metadata } : {}),
     events: [],
   };
 }

@@ -42,6 +42,27 @@ const freeText = z
   .max(140)
   .regex(/^[\p{L}\p{M}\p{N} .,:/'()#&+_@!?*-]*$/u, 'must be letters, digits, spaces and common punctuation');
 
+export const MAX_METADATA_PAIRS = 20;
+
+/**
+ * The merchant's own key-value pairs, stored and answered with the resource, never sent to the provider: at most 20,
+ * keys of 1–40 characters, string values of at most 500.
+ */
+export const metadataSchema = z
+  .record(z.string(), z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters'), {
+    error: 'must be an object of string values',
+  })
+  .superRefine((metadata, ctx) => {
+    const keys = Object.keys(metadata);
+    if (keys.length > MAX_METADATA_PAIRS) {
+      ctx.addIssue({ code: 'custom', message: `must hold at most ${MAX_METADATA_PAIRS} pairs` });
+    }
+    for (const key of keys.filter((k) => k.length < 1 || k.length > 40)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must be a key of 1–40 characters' });
+    }
+  })
+  .describe('up to 20 string pairs of the merchant\'s own (keys 1–40 characters, values at most 500); never sent to the provider');
+
 const mobileMoneyDebit = (amount: ReturnType<typeof amountSchema>) =>
   z.strictObject({
     type: z.literal('mobile_money_debit'),
@@ -54,6 +75,7 @@ const mobileMoneyDebit = (amount: ReturnType<typeof amountSchema>) =>
       .string()
       .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be 1–64 letters, digits or "-"')
       .optional(),
+    metadata: metadataSchema.optional(),
   });
 
 const cardPayment = (amount: ReturnType<typeof amountSchema>) =>
@@ -74,6 +96,7 @@ const cardPayment = (amount: ReturnType<typeof amountSchema>) =>
     expiry_month: z.string().regex(/^(0[1-9]|1[0-2])$/, 'must be 01–12'),
     expiry_year: z.string().regex(/^20\d{2}$/, 'must be a four-digit year'),
     return_url: httpUrl,
+    metadata: metadataSchema.optional(),
   });
 
 /** A bank credit as the merchant API takes it, up to the merchant's largest amount. */
@@ -88,10 +111,13 @@ export const bankCreditSchema = (maxAmount: number) =>
     description: freeText.optional(),
   });
 
+/** A bank credit as a payment of its own, with metadata (a batch's items take none: a page of them stays small). */
+const bankCreditPayment = (maxAmount: number) => bankCreditSchema(maxAmount).extend({ metadata: metadataSchema.optional() });
+
 /** The zod schema of `POST /v1/payments` for one merchant, with the rules that need configuration and the clock. */
 export function paymentRequestSchema(rules: RequestRules, merchantId: string) {
   const amount = amountSchema(rules.maxAmount(merchantId));
-  const types = [mobileMoneyDebit(amount), cardPayment(amount), bankCreditSchema(rules.maxAmount(merchantId))] as const;
+  const types = [mobileMoneyDebit(amount), cardPayment(amount), bankCreditPayment(rules.maxAmount(merchantId))] as const;
   return z.discriminatedUnion('type', types).superRefine((req, ctx) => {
     if (req.type === 'card_payment' && !isExpiryCurrent(req.expiry_month, req.expiry_year, rules.now())) {
       ctx.addIssue({ code: 'custom', path: ['expiry_year'], message: 'the card has expired' });
@@ -104,7 +130,8 @@ export function paymentRequestSchema(rules: RequestRules, merchantId: string) {
 
 export type MobileMoneyDebitRequest = z.infer<ReturnType<typeof mobileMoneyDebit>>;
 export type CardPaymentRequest = z.infer<ReturnType<typeof cardPayment>>;
-export type BankCreditRequest = z.infer<ReturnType<typeof bankCreditSchema>>;
+export type BankCreditRequest = z.infer<ReturnType<typeof bankCreditPayment>>;
+export type Metadata = z.infer<typeof metadataSchema>;
 export type PaymentRequest = MobileMoneyDebitRequest | CardPaymentRequest | BankCreditRequest;
 export type PaymentType = PaymentRequest['type'];
 export const PAYMENT_TYPES = [

@@ -55,6 +55,7 @@ const example = {
   },
   needs_review: [],
   not_started: null,
+  metadata: { run: 'May payroll' },
 };
 const batch = { schema: batchProgressSchema, example };
 
@@ -93,6 +94,7 @@ const createPayoutBatch = route(
               account_number: '9876543210',
             },
           ],
+          metadata: { run: 'May payroll' },
         },
       },
     },

@@ -43,6 +43,7 @@ const example = {
     channel: 1,
     phone_number: '233241234567',
     name: 'Ama Mensah',
+    metadata: { order_id: '1001', channel: 'web' },
   },
   card: {
     type: 'card_payment',

@@ -80,6 +80,7 @@ export const paymentExample = {
   provider: { transaction_id: '100231', status_code: '1', message: 'Approved' },
   next_action: null,
   failure: null,
+  metadata: { order_id: '1001', channel: 'web' },
   events: [
     { at: '2026-05-04T10:00:00.400Z', type: 'initiated', status_code: '2', message: 'Pending' },
     { at: '2026-05-04T10:00:03.100Z', type: 'callback_received', outcome: 'succeeded', status_code: '1' },
@@ -87,9 +88,9 @@ export const paymentExample = {
   ],
 };
 
-const { id, type, reference, status, amount, created_at } = paymentExample;
+const { id, type, reference, status, amount, created_at, metadata } = paymentExample;
 /** One page of payments, as the lists answer it: the payment above, summed up. */
 export const paymentListExample = {
-  data: [{ id, type, reference, status, amount, created_at, closed_at: null }],
+  data: [{ id, type, reference, status, amount, created_at, closed_at: null, metadata }],
   has_more: false,
 };

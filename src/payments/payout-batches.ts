@@ -105,6 +105,7 @@ export class Batches {
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,
       itemCheckMs: options.itemCheckMs,
+      ...(batch.metadata ? { metadata: batch.metadata } : {}),
     };
     try {
       await temporalCall(() =>

@@ -51,6 +51,7 @@ interface SummaryRow {
   amount: string;
   created_at: Date;
   updated_at: Date;
+  metadata: Record<string, string> | null;
 }
 
 /** True when a payment record with this id exists (a list cursor must name one). */
@@ -81,7 +82,8 @@ export async function listPayments(db: Database, filter: RecordFilter): Promise<
   add((p) => `(created_at, id) < (SELECT created_at, id FROM payments WHERE id = ${p})`, filter.startingAfter);
   values.push(filter.limit + 1);
   const { rows } = await db.query<SummaryRow>(
-    `SELECT id, type, reference, status, amount::text AS amount, created_at, updated_at FROM payments
+    `SELECT id, type, reference, status, amount::text AS amount, created_at, updated_at, resource->'metadata' AS metadata
+     FROM payments
      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
      ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
     values,
@@ -99,6 +101,7 @@ function summary(row: SummaryRow): PaymentSummary {
     amount: Number(row.amount),
     created_at: row.created_at.toISOString(),
     closed_at: isTerminal(row.status) ? row.updated_at.toISOString() : null,
+    ...(row.metadata ? { metadata: row.metadata } : {}),
   };
 }
 
