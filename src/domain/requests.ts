@@ -61,7 +61,9 @@ export const metadataSchema = z
       ctx.addIssue({ code: 'custom', path: [key], message: 'must be a key of 1–40 characters' });
     }
   })
-  .describe('up to 20 string pairs of the merchant\'s own (keys 1–40 characters, values at most 500); never sent to the provider');
+  .describe(
+    "up to 20 string pairs of the merchant's own (keys 1–40 characters, values at most 500); never sent to the provider",
+  );
 
 const mobileMoneyDebit = (amount: ReturnType<typeof amountSchema>) =>
   z.strictObject({
@@ -112,12 +114,17 @@ export const bankCreditSchema = (maxAmount: number) =>
   });
 
 /** A bank credit as a payment of its own, with metadata (a batch's items take none: a page of them stays small). */
-const bankCreditPayment = (maxAmount: number) => bankCreditSchema(maxAmount).extend({ metadata: metadataSchema.optional() });
+const bankCreditPayment = (maxAmount: number) =>
+  bankCreditSchema(maxAmount).extend({ metadata: metadataSchema.optional() });
 
 /** The zod schema of `POST /v1/payments` for one merchant, with the rules that need configuration and the clock. */
 export function paymentRequestSchema(rules: RequestRules, merchantId: string) {
   const amount = amountSchema(rules.maxAmount(merchantId));
-  const types = [mobileMoneyDebit(amount), cardPayment(amount), bankCreditPayment(rules.maxAmount(merchantId))] as const;
+  const types = [
+    mobileMoneyDebit(amount),
+    cardPayment(amount),
+    bankCreditPayment(rules.maxAmount(merchantId)),
+  ] as const;
   return z.discriminatedUnion('type', types).superRefine((req, ctx) => {
     if (req.type === 'card_payment' && !isExpiryCurrent(req.expiry_month, req.expiry_year, rules.now())) {
       ctx.addIssue({ code: 'custom', path: ['expiry_year'], message: 'the card has expired' });
