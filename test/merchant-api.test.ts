@@ -251,6 +251,76 @@ describe('merchant API', () => {
     assert.equal(payment.card?.last4, '1111');
   });
 
+  it('metadata: answered on POST, GET and lists, part of the body (other metadata is a 409), never sent upstream', async () => {
+    const marker = `meta-${Date.now()}`;
+    const metadata = { order_id: marker, note: `${marker} ${'é'.repeat(400)}`, [`k${'x'.repeat(39)}`]: '' };
+    for (const [type, scenario] of [
+      ['mobile_money_debit', '00'],
+      ['bank_credit', '00'],
+      ['card_payment', '99'],
+    ] as const) {
+      const body = { ...paymentRequest(type, scenario), metadata };
+      const created = await stack.api('POST', '/v1/payments', body);
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.deepEqual(created.body.metadata, metadata, type);
+      const settled = await stack.waitForStatus(created.body.id, ['succeeded']);
+      assert.deepEqual(settled.metadata, metadata, `${type}: kept through the workflow's changes`);
+      const read = await stack.api('GET', `/v1/payments/${created.body.id}`);
+      assert.deepEqual(read.body.metadata, metadata, type);
+      const list = await stack.api<{ data: { id: string; metadata?: unknown }[] }>(
+        'GET',
+        `/v1/payments?reference=${body.reference}`,
+      );
+      assert.deepEqual(
+        list.body.data.map((p) => [p.id, p.metadata]),
+        [[created.body.id, metadata]],
+      );
+      assert.equal((await stack.api('POST', '/v1/payments', body)).status, 200, `${type}: the same metadata again`);
+      const other = await stack.api<ErrorBody>('POST', '/v1/payments', { ...body, metadata: { order_id: 'other' } });
+      assert.equal(other.status, 409, `${type}: other metadata with the same reference`);
+      const without = await stack.api<ErrorBody>('POST', '/v1/payments', paymentRequest(type, scenario));
+      assert.equal(without.status, 201, 'a payment without metadata');
+      assert.equal('metadata' in without.body, false, 'no metadata answered when none was given');
+
+      const upstream = await stack.upstreamRequests(created.body.id);
+      assert.equal(upstream.length, 1, type);
+      const sent = JSON.stringify(upstream);
+      assert.ok(!sent.includes(marker) && !sent.includes('order_id'), `${type}: the provider saw ${sent}`);
+    }
+    const log = JSON.stringify(await stack.sandboxGet<unknown[]>('/sandbox/requests'));
+    assert.ok(log.length > 2 && !log.includes(marker), "the sandbox's request log holds no metadata");
+  });
+
+  it('bad metadata: 400 naming the field, nothing started', async () => {
+    const cases: [unknown, string][] = [
+      [Object.fromEntries(Array.from({ length: 21 }, (_, n) => [`key${n}`, 'v'])), 'metadata'],
+      [{ ['k'.repeat(41)]: 'v' }, `metadata.${'k'.repeat(41)}`],
+      [{ '': 'v' }, 'metadata.'],
+      [{ some_key: 'v'.repeat(501) }, 'metadata.some_key'],
+      [{ some_key: 5 }, 'metadata.some_key'],
+      [{ some_key: null }, 'metadata.some_key'],
+      [{ some_key: { nested: 'v' } }, 'metadata.some_key'],
+      [['a'], 'metadata'],
+      ['a=b', 'metadata'],
+    ];
+    for (const [metadata, path] of cases) {
+      const body = { ...paymentRequest('bank_credit', '00'), metadata };
+      const answer = await stack.api<ErrorBody>('POST', '/v1/payments', body);
+      assert.equal(answer.status, 400, JSON.stringify(metadata).slice(0, 80));
+      assert.deepEqual(
+        answer.body.error.fields.map((f) => f.path),
+        [path],
+        JSON.stringify(answer.body.error.fields).slice(0, 200),
+      );
+      const id = `payment-acme-${body.reference}`;
+      assert.equal((await stack.api('GET', `/v1/payments/${id}`, undefined, OPERATOR_KEY)).status, 404);
+    }
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, n) => [`key${n}`, 'v'.repeat(500)]));
+    const full = await stack.api('POST', '/v1/payments', { ...paymentRequest('bank_credit', '00'), metadata: twenty });
+    assert.equal(full.status, 201, '20 pairs of 500 characters are accepted');
+    assert.deepEqual(full.body.metadata, twenty);
+  });
+
   it('lists payments filtered by status and type', async () => {
     const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '11'));
     await stack.waitForStatus(created.body.id, ['failed']);

@@ -195,3 +195,71 @@ describe('payout batch runs', () => {
     assert.equal((await stack.api('POST', '/v1/payout-batches/batch-acme-x/explode')).status, 404);
   });
 });
+
+describe('metadata', () => {
+  it('is answered with the batch on POST and GET, is part of the body, and stays off its items and the provider', async () => {
+    const marker = `batch-meta-${Date.now()}`;
+    const metadata = { run: marker, cost_centre: 'cc-7' };
+    const body = { ...batchBody(uniqueReference('meta'), 2), metadata };
+    const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.metadata, metadata);
+    const again = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body.metadata, metadata);
+    const other = await stack.api('POST', '/v1/payout-batches', { ...body, metadata: { run: 'other' } });
+    assert.equal(other.status, 409, 'other metadata with the same reference');
+    const { metadata: _kept, ...withoutMetadata } = body;
+    assert.equal((await stack.api('POST', '/v1/payout-batches', withoutMetadata)).status, 409, 'none at all');
+
+    const batch = await waitForBatch(stack, created.body.id, (b) => b.status === 'completed');
+    assert.deepEqual(batch.metadata, metadata, 'kept through the workflow and its record');
+    const read = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`);
+    assert.deepEqual(read.body.metadata, metadata);
+
+    const items = await stack.api<{ data: { id: string; metadata?: unknown }[] }>(
+      'GET',
+      `/v1/payout-batches/${batch.id}/items`,
+    );
+    assert.equal(items.body.data.length, 2);
+    assert.ok(
+      items.body.data.every((item) => !('metadata' in item)),
+      'the batch metadata is not its items',
+    );
+    for (const item of items.body.data) {
+      const upstream = await stack.upstreamRequests(item.id);
+      assert.equal(upstream.length, 1);
+      assert.ok(!JSON.stringify(upstream).includes(marker), 'never sent to the provider');
+    }
+    const noBatch = await stack.api<{ metadata?: unknown }>(
+      'POST',
+      '/v1/payout-batches',
+      batchBody(uniqueReference('nm'), 1),
+    );
+    assert.equal(noBatch.status, 201);
+    assert.equal('metadata' in noBatch.body, false, 'no metadata answered when none was given');
+  });
+
+  it('bad metadata, or metadata on an item: 400 naming the field, nothing started', async () => {
+    const cases: [unknown, string][] = [
+      [Object.fromEntries(Array.from({ length: 21 }, (_, n) => [`key${n}`, 'v'])), 'metadata'],
+      [{ ['k'.repeat(41)]: 'v' }, `metadata.${'k'.repeat(41)}`],
+      [{ some_key: 'v'.repeat(501) }, 'metadata.some_key'],
+      [{ some_key: 1 }, 'metadata.some_key'],
+    ];
+    for (const [metadata, path] of cases) {
+      const body = { ...batchBody(uniqueReference('badmeta'), 1), metadata };
+      const response = await stack.api<ErrorBody>('POST', '/v1/payout-batches', body);
+      assert.equal(response.status, 400);
+      assert.deepEqual(fieldPaths(response.body), [path]);
+      await assertNoBatch(body.reference);
+    }
+    const body = batchBody(uniqueReference('itemmeta'), 2);
+    const items = body.items as Record<string, unknown>[];
+    items[1] = { ...items[1], metadata: { order_id: '1' } };
+    const response = await stack.api<ErrorBody>('POST', '/v1/payout-batches', body);
+    assert.equal(response.status, 400);
+    assert.deepEqual(fieldPaths(response.body), ['items.1.metadata']);
+    await assertNoBatch(body.reference);
+  });
+});
