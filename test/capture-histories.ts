@@ -341,9 +341,13 @@ async function untrustedInput(short: Stack, long: Stack, connection: Connection,
   ];
 }
 
+const CAPTURED_METADATA = { captured_by: 'capture-histories' };
+
 async function createPayment(stack: Stack, type: PaymentType, digits: string, reference: string): Promise<string> {
   if (reference.length > 64) throw new Error(`reference ${reference} is longer than 64 characters`);
-  expect(await stack.api('POST', '/v1/payments', paymentRequest(type, digits, reference)), 201, reference);
+  // Metadata rides in the workflow's input: the corpus carries some, so replay covers inputs with it.
+  const request = { ...paymentRequest(type, digits, reference), metadata: CAPTURED_METADATA };
+  expect(await stack.api('POST', '/v1/payments', request), 201, reference);
   return paymentWorkflowId(MERCHANT, reference);
 }
 
@@ -360,7 +364,8 @@ async function createBatch(stack: Stack, reference: string, scenarios: string[])
     bank_code: 'GH030100',
     account_number: `1234${String(i).padStart(4, '0')}${digits}`,
   }));
-  expect(await stack.api('POST', '/v1/payout-batches', { reference, items }), 201, reference);
+  const batch = { reference, items, metadata: CAPTURED_METADATA };
+  expect(await stack.api('POST', '/v1/payout-batches', batch), 201, reference);
   return batchWorkflowId(MERCHANT, reference);
 }
 
