@@ -86,6 +86,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     namespace: client.options.namespace,
     taskQueue: config.TASK_QUEUE,
     providerCheck: () => banks.knownCodes(),
+    records,
   });
   const app = buildApp({
     payments,
