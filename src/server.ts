@@ -69,6 +69,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
       records,
     },
+    records,
   });
   const provider = createProviderClient(providerConfig(config));
   const banks = new BankDirectory({

@@ -62,11 +62,16 @@ describe('ops records verify', () => {
       [lagging.id],
     );
     await db.query('DELETE FROM payments WHERE id = $1', [deleted.id]);
+    const earlier = new Date(Date.parse(batch.created_at) + 1).toISOString();
     await db.query(
-      `UPDATE batches SET status = 'running', resource = jsonb_set(resource, '{status}', '"running"'),
+      `UPDATE batches SET resource = jsonb_set(resource, '{finished_at}', to_jsonb($2::text)),
          revision = 1, recorded_at = recorded_at - interval '1 minute' WHERE id = $1`,
-      [batch.id],
+      [batch.id, earlier],
     );
+
+    // The API answers a finished batch from its record.
+    const fromRecord = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`, undefined, OPERATOR_KEY);
+    assert.deepEqual(fromRecord.body, { ...batch, finished_at: earlier });
 
     const dry = await verify('--dry-run');
     assert.equal(dry.dryRun, true);
@@ -90,6 +95,13 @@ describe('ops records verify', () => {
     }
     const batchRecord = await readVersioned<BatchProgress>(db, 'batches', batch.id);
     assert.deepEqual(batchRecord?.resource, batch);
+    const batchAnswer = await stack.api<BatchProgress>(
+      'GET',
+      `/v1/payout-batches/${batch.id}`,
+      undefined,
+      OPERATOR_KEY,
+    );
+    assert.deepEqual(batchAnswer.body, batch);
 
     const second = await verify();
     assert.deepEqual(second.differences, []);
@@ -110,6 +122,16 @@ describe('ops records verify', () => {
     const without = await ops(['records', 'verify'], { DATABASE_URL: '' });
     assert.equal(without.code, 2);
     assert.match(without.stderr, /DATABASE_URL is not set/);
+  });
+
+  it('answers a batch without a record from its workflow, and verify records it', async () => {
+    await db.query('DELETE FROM batches WHERE id = $1', [batch.id]);
+    const answer = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`, undefined, OPERATOR_KEY);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, batch);
+    const report = await verify();
+    assert.deepEqual(found(report, batch.id), { kind: 'batch', id: batch.id, found: 'missing', repaired: true });
+    assert.deepEqual((await readVersioned<BatchProgress>(db, 'batches', batch.id))?.resource, batch);
   });
 
   it('a repair supersedes the record it read but never a later write of the workflow', async () => {
