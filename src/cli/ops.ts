@@ -62,7 +62,9 @@ function report(err: unknown, target: string | undefined): number {
   }
   if (err instanceof CliError) return fail(err.message, err.exitCode);
   if (err instanceof AppError) {
-    const message = err.kind === 'unavailable' ? `${err.message} (Temporal at ${target})` : err.message;
+    // The records' own unavailability (`records` commands) names PostgreSQL already, not Temporal.
+    const temporal = err.kind === 'unavailable' && !err.message.includes('records');
+    const message = temporal ? `${err.message} (Temporal at ${target})` : err.message;
     return fail(message, EXIT_CODE[err.kind]);
   }
   return fail(err instanceof Error ? err.message : String(err), EXIT.failed);

@@ -84,8 +84,17 @@ SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
 
 /** Records a payment as its workflow last saw it, unless the record already holds this change or a later one. */
 export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
-  const { resource, merchantId, batchId, revision, recordedAt } = record;
-  await db.query(UPSERT_PAYMENT, [
+  await db.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt));
+}
+
+/** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
+function paymentRow(
+  record: { resource: PaymentResource; merchantId: string; batchId?: string },
+  revision: number | null,
+  recordedAt: string | null,
+): unknown[] {
+  const { resource, merchantId, batchId } = record;
+  return [
     resource.id,
     merchantId,
     resource.type,
@@ -98,7 +107,7 @@ export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord):
     recordedAt,
     resource.created_at,
     resource.updated_at,
-  ]);
+  ];
 }
 
 /** Records a batch's progress, unless the record already holds this change or a later one. */
@@ -125,21 +134,10 @@ export async function repairPaymentRecord(
   record: { resource: PaymentResource; merchantId: string; batchId?: string },
   seen: SeenVersion | undefined,
 ): Promise<boolean> {
-  const { resource, merchantId, batchId } = record;
-  const { rowCount } = await db.query(REPAIR_PAYMENT, [
-    resource.id,
-    merchantId,
-    resource.type,
-    resource.reference,
-    resource.status,
-    String(resource.amount),
-    batchId ?? null,
-    JSON.stringify(resource),
-    seen?.revision ?? null,
-    seen?.recordedAt ?? null,
-    resource.created_at,
-    resource.updated_at,
-  ]);
+  const { rowCount } = await db.query(
+    REPAIR_PAYMENT,
+    paymentRow(record, seen?.revision ?? null, seen?.recordedAt ?? null),
+  );
   return rowCount === 1;
 }
 
