@@ -69,6 +69,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
       records,
     },
+    records,
   });
   const provider = createProviderClient(providerConfig(config));
   const banks = new BankDirectory({
@@ -86,6 +87,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     namespace: client.options.namespace,
     taskQueue: config.TASK_QUEUE,
     providerCheck: () => banks.knownCodes(),
+    records,
   });
   const app = buildApp({
     payments,

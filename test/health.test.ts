@@ -6,12 +6,13 @@ import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import { Readiness } from '../src/payments/readiness';
 import { freePort } from '../src/local/free-port';
-import { startStack } from './support/test-stack';
+import { openDatabase } from '../src/records/database';
+import { startStack, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 interface ReadyBody {
   status: string;
-  checks: { temporal: boolean; worker: boolean; provider: boolean };
+  checks: { temporal: boolean; worker: boolean; provider: boolean; postgres: boolean };
   reasons: string[];
 }
 
@@ -40,7 +41,7 @@ describe('health', () => {
     );
     assert.deepEqual(ready.body, {
       status: 'ready',
-      checks: { temporal: true, worker: true, provider: true },
+      checks: { temporal: true, worker: true, provider: true, postgres: true },
       reasons: [],
     });
 
@@ -72,7 +73,7 @@ describe('health', () => {
     assert.equal(response.headers['retry-after'], '2', 'a 503 says when to ask again');
     assert.deepEqual(JSON.parse(text), {
       status: 'not_ready',
-      checks: { temporal: true, worker: false, provider: false },
+      checks: { temporal: true, worker: false, provider: false, postgres: true },
       reasons: [
         'worker: no workflow or activity poller on the task queue',
         'provider: its bank list cannot be fetched',
@@ -87,17 +88,48 @@ describe('health', () => {
 
   it('is not ready when Temporal cannot be reached', async () => {
     const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
+    const records = openDatabase(testEnvironment().databaseUrl);
     const readiness = new Readiness(new Client({ connection }), {
       namespace: 'default',
       taskQueue: 'payments',
       providerCheck: () => Promise.resolve(),
+      records,
       timeoutMs: 1000,
     });
     const report = await readiness.check();
     await connection.close();
+    await records.end();
     assert.equal(report.ready, false);
-    assert.deepEqual(report.checks, { temporal: false, worker: false, provider: true });
+    assert.deepEqual(report.checks, { temporal: false, worker: false, provider: true, postgres: true });
     assert.deepEqual(report.reasons, ['temporal: unreachable', 'worker: unknown while Temporal is unreachable']);
     assert.match(report.details[0] ?? '', /^temporal: unreachable: .+/, 'what it ran into, for the log');
+  });
+
+  it('is not ready, naming PostgreSQL, when the records cannot be reached', async () => {
+    const stack = await startStack();
+    stacks.push(stack);
+    const records = openDatabase(`postgres://payments:secret@127.0.0.1:${await freePort()}/payments`);
+    const connection = await Connection.connect({ address: testEnvironment().address });
+    const readiness = new Readiness(new Client({ connection }), {
+      namespace: 'default',
+      taskQueue: stack.taskQueue,
+      providerCheck: () => Promise.resolve(),
+      records,
+      timeoutMs: 1000,
+    });
+    const report = await eventually(
+      async () => {
+        const checked = await readiness.check();
+        assert.equal(checked.checks.worker, true, JSON.stringify(checked));
+        return checked;
+      },
+      { timeoutMs: 15_000, what: 'the worker polling' },
+    );
+    await records.end();
+    await connection.close();
+    assert.equal(report.ready, false);
+    assert.deepEqual(report.checks, { temporal: true, worker: true, provider: true, postgres: false });
+    assert.deepEqual(report.reasons, ['postgres: unreachable']);
+    assert.match(report.details[0] ?? '', /^postgres: unreachable: .+/, 'what it ran into, for the log');
   });
 });

@@ -41,7 +41,7 @@ function standInApp(): FastifyInstance {
       check: () =>
         Promise.resolve({
           ready: false,
-          checks: { temporal: false, worker: false, provider: true },
+          checks: { temporal: false, worker: false, provider: true, postgres: true },
           reasons: ['temporal: unreachable', 'worker: unknown while Temporal is unreachable'],
           details: [],
         }),

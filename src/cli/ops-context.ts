@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, parseConfig } from '../config/config-loading';
-import { optionalSigningKeys, temporalSettings } from '../config/process-settings';
+import { databaseSettings, optionalSigningKeys, temporalSettings } from '../config/process-settings';
 import { withLocalSecrets } from '../local/secrets';
 import { connectClient } from '../temporal/temporal-client';
 import { TemporalConnectError } from '../temporal/connect-or-diagnose';
@@ -11,9 +11,19 @@ import { Batches } from '../payments/payout-batches';
 import { PaymentCommands } from '../payments/payment-commands';
 import { PaymentReads } from '../payments/payment-reads';
 import { Notifications } from '../payments/notification-deliveries';
+import { RecordVerification } from '../payments/record-verification';
+import { openDatabase } from '../records/database';
+import type { Database } from '../records/database';
 
-/** What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server. */
-export const cliSchema = z.object({ ...temporalSettings, ...optionalSigningKeys });
+/**
+ * What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server, and
+ * the records' DATABASE_URL (only `records` commands need it).
+ */
+export const cliSchema = z.object({
+  ...temporalSettings,
+  ...optionalSigningKeys,
+  DATABASE_URL: databaseSettings.DATABASE_URL.optional(),
+});
 
 /** The CLI's exit codes, for scripts. */
 export const EXIT = { failed: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5 } as const;
@@ -34,6 +44,8 @@ export interface OpsContext {
   paymentCommands(): Promise<PaymentCommands>;
   batches(): Promise<Batches>;
   notifications(): Promise<Notifications>;
+  /** Compares the records in PostgreSQL with the workflows; refused (usage) without DATABASE_URL. */
+  recordVerification(): Promise<RecordVerification>;
   /** The Temporal cluster the commands talk to, for messages. */
   readonly target: string;
   /** The CLI's environment, for commands with settings of their own (`codec-url`). */
@@ -79,6 +91,17 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
           EXIT.unavailable,
         );
       }));
+  let database: Database | undefined;
+  const records = () => {
+    const url = settings().DATABASE_URL;
+    if (!url) {
+      throw new CliError(
+        'DATABASE_URL is not set: `records` commands read and repair the records in PostgreSQL (postgres://user:password@host:port/db)',
+        EXIT.usage,
+      );
+    }
+    return (database ??= openDatabase(url, { max: 4, applicationName: 'ops' }));
+  };
   return {
     target,
     env,
@@ -99,7 +122,13 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     async notifications() {
       return new Notifications(await client(), { signingKeys: settings().SIGNING_KEYS });
     },
+    async recordVerification() {
+      const db = records();
+      const reads = new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
+      return new RecordVerification(await client(), reads, new Batches(await client()), db);
+    },
     async close() {
+      await database?.end();
       const opened = await connecting?.catch(() => undefined);
       await opened?.connection.close();
     },

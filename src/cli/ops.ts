@@ -6,6 +6,7 @@ import { registerBatch } from './batch-commands';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
 import { registerNotifications } from './notification-commands';
+import { registerRecords } from './records-commands';
 import { registerResolve } from './resolve';
 import { registerShow } from './show';
 import { registerStuck } from './stuck';
@@ -20,6 +21,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerStuck,
   registerBatch,
   registerNotifications,
+  registerRecords,
   registerCodecUrl,
 ];
 
@@ -33,9 +35,9 @@ const EXIT_CODE: Record<AppError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications; codec-url for the Web UI. Uses ' +
+      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications, records verify; codec-url for the Web UI. Uses ' +
         'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
-        'TEMPORAL_API_KEY, TEMPORAL_PROFILE).',
+        'TEMPORAL_API_KEY, TEMPORAL_PROFILE), and DATABASE_URL for records.',
     )
     .option('--json', 'print JSON instead of tables')
     .showHelpAfterError()
@@ -60,7 +62,9 @@ function report(err: unknown, target: string | undefined): number {
   }
   if (err instanceof CliError) return fail(err.message, err.exitCode);
   if (err instanceof AppError) {
-    const message = err.kind === 'unavailable' ? `${err.message} (Temporal at ${target})` : err.message;
+    // The records' own unavailability (`records` commands) names PostgreSQL already, not Temporal.
+    const temporal = err.kind === 'unavailable' && !err.message.includes('records');
+    const message = temporal ? `${err.message} (Temporal at ${target})` : err.message;
     return fail(message, EXIT_CODE[err.kind]);
   }
   return fail(err instanceof Error ? err.message : String(err), EXIT.failed);

@@ -131,7 +131,7 @@ const getPayoutBatch = route(
   },
   ({ caller, params }, { batches }: BatchRouteDeps) => {
     assertVisible(caller, params.id);
-    return batches.get(params.id);
+    return batches.read(params.id);
   },
 );
 

@@ -14,7 +14,7 @@ export interface HealthRouteDeps {
 const readiness = z
   .object({
     status: z.enum(['ready', 'not_ready']),
-    checks: z.object({ temporal: z.boolean(), worker: z.boolean(), provider: z.boolean() }),
+    checks: z.object({ temporal: z.boolean(), worker: z.boolean(), provider: z.boolean(), postgres: z.boolean() }),
     reasons: z.array(z.string()),
   })
   .meta({ id: 'Readiness' });
@@ -46,13 +46,17 @@ const readyz = route(
     method: 'GET',
     path: '/readyz',
     tag: 'Health',
-    summary: 'Readiness: Temporal reachable, a worker polling, the provider answering',
+    summary: 'Readiness: Temporal reachable, a worker polling, the provider answering, PostgreSQL answering',
     auth: 'none',
     answers: {
       200: {
         description: 'Ready.',
         schema: readiness,
-        example: { status: 'ready', checks: { temporal: true, worker: true, provider: true }, reasons: [] },
+        example: {
+          status: 'ready',
+          checks: { temporal: true, worker: true, provider: true, postgres: true },
+          reasons: [],
+        },
       },
       503: {
         description: 'Not ready: the failed checks with fixed reasons.',
@@ -60,7 +64,7 @@ const readyz = route(
         headers: { 'retry-after': 'seconds to wait before asking again' },
         example: {
           status: 'not_ready',
-          checks: { temporal: true, worker: false, provider: true },
+          checks: { temporal: true, worker: false, provider: true, postgres: true },
           reasons: ['worker: no workflow or activity poller on the task queue'],
         },
       },

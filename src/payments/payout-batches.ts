@@ -46,6 +46,8 @@ export interface BatchesOptions {
   /** Signs what starts or controls a batch and each of its items (SIGNING_KEYS); reading does without. */
   signingKeys?: Keyring;
   creation?: BatchCreation;
+  /** The records: with them, `read` answers from PostgreSQL (the merchant API); without them (the CLI), Temporal. */
+  records?: Database;
 }
 
 const QUERY_TIMEOUT_MS = 5000;
@@ -138,6 +140,22 @@ export class Batches {
       if (winner) return { created: false, batch: winner };
     }
     return { created: true, batch: newBatchProgress(input, new Date()) };
+  }
+
+  /**
+   * The batch's progress: its record once it has finished (kept whatever Temporal has kept; no query, no worker
+   * needed). A running batch's record is written at each change of status and every tenth of its items, so while it
+   * runs its workflow answers, item by item; the record still does when Temporal cannot (no worker, history gone).
+   */
+  async read(batchId: string): Promise<BatchProgress> {
+    const records = this.options.records;
+    const recorded = records && (await recordCall(() => readBatch(records, batchId)));
+    if (!recorded) return this.get(batchId);
+    if (isBatchClosed(recorded.status)) return recorded;
+    return this.get(batchId).catch((err: unknown) => {
+      if (err instanceof AppError && err.kind !== 'conflict') return recorded;
+      throw err;
+    });
   }
 
   /** The batch's progress, from the running workflow, the closed one's result, or the start of one that never ran. */

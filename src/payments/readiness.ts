@@ -1,12 +1,15 @@
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import type { Database } from '../records/database';
 
 export interface ReadinessOptions {
   namespace: string;
   taskQueue: string;
   /** Reads the provider's bank list (cached by the server); rejects when it cannot be fetched. */
   providerCheck: () => Promise<unknown>;
+  /** The records (PostgreSQL): the server reads and writes every payment there. */
+  records: Database;
   /** A poller seen longer ago than this no longer counts as a worker. */
   pollerMaxAgeMs?: number;
   timeoutMs?: number;
@@ -14,7 +17,7 @@ export interface ReadinessOptions {
 
 export interface ReadinessReport {
   ready: boolean;
-  checks: { temporal: boolean; worker: boolean; provider: boolean };
+  checks: { temporal: boolean; worker: boolean; provider: boolean; postgres: boolean };
   /** Why it is not ready, one fixed phrase per failed check: safe to show to anyone. */
   reasons: string[];
   /** What the failed checks ran into (upstream error texts), for the log only. */
@@ -23,7 +26,10 @@ export interface ReadinessReport {
 
 const { TaskQueueType } = temporal.api.enums.v1;
 
-/** Checks what the server needs to take payments: Temporal reachable, a worker polling, the provider answering. */
+/**
+ * Checks what the server needs to take payments: Temporal reachable, a worker polling, the provider answering,
+ * PostgreSQL (the records) answering.
+ */
 export class Readiness {
   constructor(
     private readonly client: Client,
@@ -64,7 +70,12 @@ export class Readiness {
       providerOk = false;
       failed('provider: its bank list cannot be fetched', err);
     });
-    const checks = { temporal: temporalOk, worker: workerOk, provider: providerOk };
+    let postgresOk = true;
+    await this.recordsAnswer().catch((err: unknown) => {
+      postgresOk = false;
+      failed('postgres: unreachable', err);
+    });
+    const checks = { temporal: temporalOk, worker: workerOk, provider: providerOk, postgres: postgresOk };
     return { ready: reasons.length === 0, checks, reasons, details };
   }
 
@@ -88,6 +99,20 @@ export class Readiness {
       if (!recent) missing.push(name);
     }
     return missing;
+  }
+
+  /** One round trip to PostgreSQL, within the same deadline as Temporal's checks. */
+  private async recordsAnswer(): Promise<void> {
+    const timeoutMs = this.options.timeoutMs ?? 3000;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.options.records.query('SELECT 1'), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private withDeadline<T>(call: () => Promise<T>): Promise<T> {

@@ -110,3 +110,27 @@ export async function readBatch(db: Database, batchId: string): Promise<BatchPro
   const { rows } = await db.query<{ resource: BatchProgress }>('SELECT resource FROM batches WHERE id = $1', [batchId]);
   return rows[0]?.resource;
 }
+
+/**
+ * A record with what orders its writes (`recordedAt` as PostgreSQL's text, exact to the microsecond): a repair
+ * supersedes the record only while it still holds this version.
+ */
+export interface VersionedRecord<T> {
+  resource: T;
+  recordedAt: string;
+  revision: number;
+}
+
+/** The payment's or batch's record with its version, or undefined when there is none. */
+export async function readVersioned<T>(
+  db: Database,
+  table: 'payments' | 'batches',
+  id: string,
+): Promise<VersionedRecord<T> | undefined> {
+  const { rows } = await db.query<{ resource: T; recorded_at: string; revision: number }>(
+    `SELECT resource, recorded_at::text AS recorded_at, revision FROM ${table} WHERE id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  return row && { resource: row.resource, recordedAt: row.recorded_at, revision: row.revision };
+}

@@ -44,6 +44,34 @@ ON CONFLICT (id) DO UPDATE SET
   recorded_at = EXCLUDED.recorded_at, updated_at = now()
 WHERE (batches.recorded_at, batches.revision) < (EXCLUDED.recorded_at, EXCLUDED.revision)`;
 
+// A repair (`records verify`) writes what the workflow shows now over the record it read, only while the row still holds
+// that version ($9 revision, $10 recorded_at; both null: there was no row, and one written since is the workflow's).
+// Its version is the one read plus one revision, at the later of its time and the resource's last change: past the
+// stale row, yet below any later write of the workflow (whose clock and revision are past both).
+const REPAIR_PAYMENT = `
+INSERT INTO payments
+  (id, merchant_id, type, reference, status, amount, batch_id, resource, revision, recorded_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9::integer + 1, 0), GREATEST($10::timestamptz, $12::timestamptz), $11, $12)
+ON CONFLICT (id) DO UPDATE SET
+  status = EXCLUDED.status, resource = EXCLUDED.resource, revision = EXCLUDED.revision,
+  recorded_at = EXCLUDED.recorded_at, updated_at = EXCLUDED.updated_at,
+  batch_id = COALESCE(payments.batch_id, EXCLUDED.batch_id)
+WHERE payments.revision = $9::integer AND payments.recorded_at = $10::timestamptz`;
+
+const REPAIR_BATCH = `
+INSERT INTO batches (id, merchant_id, reference, status, resource, revision, recorded_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, COALESCE($6::integer + 1, 0), GREATEST($7::timestamptz, $8::timestamptz), $8, now())
+ON CONFLICT (id) DO UPDATE SET
+  status = EXCLUDED.status, resource = EXCLUDED.resource, revision = EXCLUDED.revision,
+  recorded_at = EXCLUDED.recorded_at, updated_at = now()
+WHERE batches.revision = $6::integer AND batches.recorded_at = $7::timestamptz`;
+
+/** The version of the record a repair read (`readVersioned`), or undefined when there was none. */
+export interface SeenVersion {
+  recordedAt: string;
+  revision: number;
+}
+
 // Inserted, the first branch answers this run's id; taken already, the second answers the earlier claim's (the
 // statement's snapshot does not see its own insert, so never both).
 const CLAIM_INITIATION = `
@@ -56,8 +84,17 @@ SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
 
 /** Records a payment as its workflow last saw it, unless the record already holds this change or a later one. */
 export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
-  const { resource, merchantId, batchId, revision, recordedAt } = record;
-  await db.query(UPSERT_PAYMENT, [
+  await db.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt));
+}
+
+/** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
+function paymentRow(
+  record: { resource: PaymentResource; merchantId: string; batchId?: string },
+  revision: number | null,
+  recordedAt: string | null,
+): unknown[] {
+  const { resource, merchantId, batchId } = record;
+  return [
     resource.id,
     merchantId,
     resource.type,
@@ -70,7 +107,7 @@ export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord):
     recordedAt,
     resource.created_at,
     resource.updated_at,
-  ]);
+  ];
 }
 
 /** Records a batch's progress, unless the record already holds this change or a later one. */
@@ -86,6 +123,42 @@ export async function upsertBatchRecord(db: Queryable, record: BatchRecord): Pro
     recordedAt,
     resource.created_at,
   ]);
+}
+
+/**
+ * Replaces a lagging or missing payment record with what its workflow shows now; false when the record changed since
+ * it was read (the workflow wrote: that write stands).
+ */
+export async function repairPaymentRecord(
+  db: Queryable,
+  record: { resource: PaymentResource; merchantId: string; batchId?: string },
+  seen: SeenVersion | undefined,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    REPAIR_PAYMENT,
+    paymentRow(record, seen?.revision ?? null, seen?.recordedAt ?? null),
+  );
+  return rowCount === 1;
+}
+
+/** Replaces a lagging or missing batch record with the batch's progress now; false when it changed since it was read. */
+export async function repairBatchRecord(
+  db: Queryable,
+  record: { resource: BatchProgress; merchantId: string },
+  seen: SeenVersion | undefined,
+): Promise<boolean> {
+  const { resource, merchantId } = record;
+  const { rowCount } = await db.query(REPAIR_BATCH, [
+    resource.id,
+    merchantId,
+    resource.reference,
+    resource.status,
+    JSON.stringify(resource),
+    seen?.revision ?? null,
+    seen?.recordedAt ?? null,
+    resource.created_at,
+  ]);
+  return rowCount === 1;
 }
 
 /**
