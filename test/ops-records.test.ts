@@ -57,14 +57,14 @@ const found = (report: VerifyReport, id: string) => report.differences.find((d) 
 describe('ops records verify', () => {
   it('repairs a record put back to an older state and one deleted, then finds them all equal', async () => {
     await db.query(
-      `UPDATE payments SET status = 'pending', resource = jsonb_set(resource, '{status}', '"pending"'),
+      `UPDATE payments SET status = 'pending', resource = jsonb_set(resource::jsonb, '{status}', '"pending"')::json,
          revision = 1, recorded_at = recorded_at - interval '1 minute' WHERE id = $1`,
       [lagging.id],
     );
     await db.query('DELETE FROM payments WHERE id = $1', [deleted.id]);
     const earlier = new Date(Date.parse(batch.created_at) + 1).toISOString();
     await db.query(
-      `UPDATE batches SET resource = jsonb_set(resource, '{finished_at}', to_jsonb($2::text)),
+      `UPDATE batches SET resource = jsonb_set(resource::jsonb, '{finished_at}', to_jsonb($2::text))::json,
          revision = 1, recorded_at = recorded_at - interval '1 minute' WHERE id = $1`,
       [batch.id, earlier],
     );

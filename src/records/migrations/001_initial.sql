@@ -1,6 +1,7 @@
 -- The system of record: what merchants read, idempotency keys and initiation claims (docs/records.md).
 -- Money is numeric, never float. Records are upserted by (recorded_at, revision): a retried or late write never moves
--- one back, and a later run of the workflow (a Reset) supersedes the run it replaced.
+-- one back, and a later run of the workflow (a Reset) supersedes the run it replaced. A resource is `json`, not
+-- `jsonb`: the API answers it as the workflow built it, its fields in their documented order.
 
 CREATE TABLE payments (
   id          text PRIMARY KEY,                 -- the payment id, which is also its workflow id
@@ -10,7 +11,7 @@ CREATE TABLE payments (
   status      text NOT NULL,
   amount      numeric(15, 2) NOT NULL,
   batch_id    text,
-  resource    jsonb NOT NULL,                   -- the API resource (PaymentResource) as last recorded
+  resource    json NOT NULL,                    -- the API resource (PaymentResource) as last recorded, verbatim
   revision    integer NOT NULL,                 -- the workflow's count of recorded changes; 0 when the server created it
   recorded_at timestamptz NOT NULL DEFAULT '-infinity', -- the workflow's clock at the change; a later run (a Reset) wins
   created_at  timestamptz NOT NULL,
@@ -48,7 +49,7 @@ CREATE TABLE batches (
   merchant_id text NOT NULL,
   reference   text NOT NULL,
   status      text NOT NULL,
-  resource    jsonb NOT NULL,                   -- the API resource (BatchProgress) as last recorded
+  resource    json NOT NULL,                    -- the API resource (BatchProgress) as last recorded, verbatim
   revision    integer NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT '-infinity',
   created_at  timestamptz NOT NULL,
