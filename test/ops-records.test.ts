@@ -47,6 +47,8 @@ after(async () => {
 const verify = async (...flags: string[]): Promise<VerifyReport> => {
   const run = await ops(['records', 'verify', '--newer-than', sinceStart(), '--json', ...flags], {
     DATABASE_URL: testEnvironment().databaseUrl,
+    // This stack's workflows only: other files' stacks leave workflows whose workers are gone.
+    TASK_QUEUE: stack.taskQueue,
   });
   assert.equal(run.code, 0, run.stderr);
   return JSON.parse(run.stdout) as VerifyReport;
@@ -113,6 +115,7 @@ describe('ops records verify', () => {
   it('prints a table, and says what is missing without DATABASE_URL', async () => {
     const run = await ops(['records', 'verify', '--dry-run', '--newer-than', sinceStart()], {
       DATABASE_URL: testEnvironment().databaseUrl,
+      TASK_QUEUE: stack.taskQueue,
     });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^KIND\s+CHECKED\s+EQUAL\s+LAGGING\s+MISSING\s+REPAIRED\s+UNREADABLE\n/);

@@ -125,7 +125,7 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     async recordVerification() {
       const db = records();
       const reads = new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
-      return new RecordVerification(await client(), reads, new Batches(await client()), db);
+      return new RecordVerification(await client(), reads, new Batches(await client()), db, settings().TASK_QUEUE);
     },
     async close() {
       await database?.end();

@@ -7,13 +7,18 @@ import type { RouteSpec } from './route-spec';
 /** Most a page of a list holds. */
 export const MAX_PAGE_SIZE = 100;
 
+// No control characters: no id has them, and PostgreSQL refuses a NUL byte in any text (a 500, not a 404).
+// eslint-disable-next-line no-control-regex -- the control characters are what it refuses
+const ID_TEXT = /^[^\u0000-\u001f\u007f]{1,200}$/;
+
 /** A payment's id in a path. */
-export const paymentId = z.string().min(1).max(200).describe('payment-{merchant id}-{reference}');
+export const paymentId = z.string().regex(ID_TEXT).describe('payment-{merchant id}-{reference}');
 
 /** A payout batch's id in a path or a filter. */
 export const batchId = z
   .string()
   .regex(/^batch-[^~]{1,200}$/)
+  .regex(ID_TEXT)
   .describe('batch-{merchant id}-{reference}');
 
 const instant = z.iso.datetime({ offset: true }).transform((at) => new Date(at));
@@ -47,8 +52,7 @@ export const page = {
     .describe(`how many to answer, 1–${MAX_PAGE_SIZE}`),
   starting_after: z
     .string()
-    .min(1)
-    .max(200)
+    .regex(ID_TEXT)
     .optional()
     .describe('the last id of the previous page: answers the page after it'),
 };

@@ -62,9 +62,11 @@ export class RecordVerification {
     private readonly reads: PaymentReads,
     private readonly batches: Batches,
     private readonly records: Database,
+    /** The task queue whose workflows it checks (TASK_QUEUE), as the review count does. */
+    private readonly taskQueue: string,
   ) {}
 
-  /** Checks every payment, then every batch, whose workflow Temporal still holds. */
+  /** Checks every payment, then every batch, of the task queue whose workflow Temporal still holds. */
   async verify(options: VerifyOptions): Promise<VerifyReport> {
     const report: VerifyReport = {
       dryRun: options.dryRun,
@@ -77,7 +79,7 @@ export class RecordVerification {
       ['batch', PAYOUT_BATCH_WORKFLOW],
     ] as const;
     for (const [kind, workflowType] of kinds) {
-      const clauses = [`WorkflowType = '${workflowType}'`];
+      const clauses = [`WorkflowType = '${workflowType}'`, `TaskQueue = ${JSON.stringify(this.taskQueue)}`];
       if (options.startedFrom) clauses.push(`StartTime >= ${JSON.stringify(options.startedFrom.toISOString())}`);
       const infos = this.client.workflow.list({ query: clauses.join(' AND '), pageSize: 1000 });
       await eachAtMost(CONCURRENCY, infos, async (info) => {
