@@ -8,13 +8,13 @@ import type { Database } from './database';
 // What the merchant API reads: payment records, one by id or a page of them, newest first by (created_at, id).
 
 /** A payment as last recorded, and how many changes of its workflow that record holds (0: as the server created it). */
-export interface PaymentRecord {
+export interface RecordedPayment {
   payment: PaymentResource;
   revision: number;
 }
 
 /** The recorded payment, or undefined when there is no record of it. */
-export async function readPayment(db: Database, paymentId: string): Promise<PaymentRecord | undefined> {
+export async function readPayment(db: Database, paymentId: string): Promise<RecordedPayment | undefined> {
   const { rows } = await db.query<{ resource: PaymentResource; revision: number }>(
     'SELECT resource, revision FROM payments WHERE id = $1',
     [paymentId],
