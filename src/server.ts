@@ -14,6 +14,7 @@ import { connectClient } from './temporal/temporal-client';
 import { EncryptionCodec } from './temporal/codec';
 import { PaymentCommands } from './payments/payment-commands';
 import { PaymentReads } from './payments/payment-reads';
+import { Notifications } from './payments/notification-deliveries';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
 import { StartMigrations, openDatabase } from './records/database';
@@ -93,6 +94,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     payments,
     paymentReads,
     batches,
+    notifications: new Notifications(records),
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),

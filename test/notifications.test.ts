@@ -4,11 +4,9 @@ import type { Client } from '@temporalio/client';
 import { eventually } from '../src/local/eventually';
 import { parseConfig } from '../src/config/config-loading';
 import { cliSchema } from '../src/cli/ops-context';
-import { NOTIFICATION_DISPATCHER_WORKFLOW, notificationDispatcherId } from '../src/domain/ids';
 import type { NotificationEvent } from '../src/domain/notification';
-import type { DeliveryRecord, NotificationOrder } from '../src/domain/notification-delivery';
+import type { DeliveryAttempt, DeliveryRecord, EventResource } from '../src/domain/notification-delivery';
 import type { PaymentResource } from '../src/domain/payment-model';
-import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { ReceivedNotification, ReceiverMode } from '../src/sandbox/merchant-inbox';
 import { Worker } from '@temporalio/worker';
@@ -17,12 +15,14 @@ import { connectClient } from '../src/temporal/temporal-client';
 import { AppError } from '../src/payments/app-errors';
 import { Notifications } from '../src/payments/notification-deliveries';
 import { createDataConverter } from '../src/temporal/data-converter';
-import { notificationSignal, notificationsQuery } from '../src/workflows/definitions';
+import { openDatabase } from '../src/records/database';
+import type { Database } from '../src/records/database';
 import type { BatchProgress } from '../src/domain/batch-model';
 import { batchBody } from './support/batch-helpers';
 import { ops } from './support/ops-cli-runner';
 import { paymentRequest } from './support/request-builders';
 import {
+  MERCHANT_KEY,
   NOTIFIED_MERCHANT_KEY,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
@@ -34,16 +34,27 @@ import { setReceiverMode } from './support/merchant-inbox-server';
 
 let stack: Stack;
 let client: Client;
+let database: Database;
+/** The CLI's `notifications` commands read the outbox in PostgreSQL. */
+const withRecords = { DATABASE_URL: testEnvironment().databaseUrl };
+
+interface EventPage {
+  data: EventResource[];
+  has_more: boolean;
+}
+type EventDetail = EventResource & { attempts: DeliveryAttempt[] };
 /** Workflows whose histories the last test replays. */
 const replayed: string[] = [];
 before(async () => {
   stack = await startStack();
+  database = openDatabase(testEnvironment().databaseUrl, { max: 2 });
   client = await connectClient(
     parseConfig(cliSchema, { TEMPORAL_ADDRESS: testEnvironment().address, ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS }),
   );
 });
 after(async () => {
   await client?.connection.close();
+  await database?.end();
   await stack?.close();
 });
 
@@ -79,15 +90,15 @@ const delivered = (list: ReceivedNotification[], type: string) =>
  * A run's history once its first workflow task completed. A run continued as new in quick succession starts after a
  * backoff Temporal adds, and a history of its start event alone is one the SDK's replay waits on forever.
  */
-async function ranItsCode(workflowId: string, runId?: string) {
-  const handle = client.workflow.getHandle(workflowId, runId);
+async function ranItsCode(workflowId: string) {
+  const handle = client.workflow.getHandle(workflowId);
   return eventually(
     async () => {
       const history = await handle.fetchHistory();
       assert.ok(history.events?.some((e) => e.workflowTaskCompletedEventAttributes));
       return history;
     },
-    { timeoutMs: 15_000, what: `${workflowId} run ${runId ?? '(latest)'} running a workflow task` },
+    { timeoutMs: 15_000, what: `${workflowId} running a workflow task` },
   );
 }
 
@@ -164,24 +175,24 @@ describe('merchant notifications', () => {
     );
     const eventId = first[0]!.event_id!;
 
-    const handle = client.workflow.getHandle(notificationDispatcherId(stack.notifiedMerchant));
-    const recordOf = async () => (await handle.query(notificationsQuery)).find((r) => r.event_id === eventId);
-    await eventually(async () => assert.equal((await recordOf())?.status, 'stopped'), {
-      timeoutMs: 10_000,
-      intervalMs: 100,
-      what: 'the event marked stopped',
-    });
     const merchant = ['--merchant', stack.notifiedMerchant];
-    const listed = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json']);
-    assert.equal(listed.code, 0, listed.stderr);
-    const stopped = (JSON.parse(listed.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
+    const stopped = await eventually(
+      async () => {
+        const listed = await ops(['notifications', 'list', ...merchant, '--status', 'stopped', '--json'], withRecords);
+        assert.equal(listed.code, 0, listed.stderr);
+        const found = (JSON.parse(listed.stdout) as DeliveryRecord[]).filter((d) => d.event_id === eventId);
+        assert.equal(found.length, 1, 'the event marked stopped');
+        return found;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: 'the event listed as stopped' },
+    );
     assert.deepEqual(
       stopped.map((d) => [d.status, d.attempts]),
       [['stopped', 1]],
     );
-    assert.match(stopped[0]?.last_error ?? '', /http_410/);
+    assert.equal(stopped[0]?.last_error, 'http_410');
 
-    const replay = await ops(['notifications', 'replay', eventId, ...merchant, '--by', 'ada.ops']);
+    const replay = await ops(['notifications', 'replay', eventId, ...merchant, '--by', 'ada.ops'], withRecords);
     assert.equal(replay.code, 0, replay.stderr);
     // The 410 was not retried: the replay's is the only other attempt.
     const list = await receivedUntil(payment.id, (l) => l.length >= 2);
@@ -192,11 +203,29 @@ describe('merchant notifications', () => {
         [eventId, 200],
       ],
     );
-    assert.equal((await recordOf())?.replays, 1);
-    const notifications = new Notifications(client, { signingKeys: parseKeyring(TEST_SIGNING_KEYS) });
+    const shown = await eventually(
+      async () => {
+        const read = await stack.api<EventDetail>('GET', `/v1/events/${eventId}`, undefined, NOTIFIED_MERCHANT_KEY);
+        assert.equal(read.body.delivery.status, 'delivered');
+        return read.body;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: 'the replayed event delivered' },
+    );
+    assert.equal(shown.delivery.replays, 1);
+    assert.deepEqual(
+      shown.attempts.map((a) => [a.attempt, a.status_code, a.error]),
+      [
+        [1, 410, 'http_410'],
+        [2, 200, null],
+      ],
+    );
     await assert.rejects(
-      notifications.replay(eventId, { merchantId: stack.notifiedMerchant }),
+      new Notifications(database).replay(eventId, stack.notifiedMerchant),
       (err) => err instanceof AppError && err.kind === 'conflict' && /only failed or stopped/.test(err.message),
+    );
+    await assert.rejects(
+      new Notifications(database).replay(eventId, 'someone-else'),
+      (err) => err instanceof AppError && err.kind === 'not_found',
     );
   });
 
@@ -222,71 +251,72 @@ describe('merchant notifications', () => {
     assert.equal(items.filter((n) => n.type === 'payment.succeeded' && n.answered === 200).length, 20);
   });
 
-  it('drop an event handed to the dispatcher without a valid signature (a forged settlement)', async () => {
-    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
-    const event: NotificationEvent = {
-      id: 'evt_forged0123456789',
-      type: 'payment.succeeded',
-      created_at: new Date().toISOString(),
-      merchant_id: stack.notifiedMerchant,
-      // Forged: only what a forger needs to claim a success.
-      data: { object: { id: 'payment-forged', status: 'succeeded' } as unknown as NotificationEvent['data']['object'] },
-    };
-    const order: NotificationOrder = {
-      event,
-      subject: 'payment-forged',
-      retry: { initialMs: 200, maxIntervalMs: 1000, forMs: 5000, attemptTimeoutMs: 5000 },
-    };
-    const wrongKey = parseKeyring(`sign-1:${Buffer.alloc(32, 3).toString('base64')}`);
-    const handle = client.workflow.getHandle(dispatcherId);
-    await handle.signal(notificationSignal, signMessage(wrongKey, 'notification', dispatcherId, order));
-    const rightKeyOtherWorkflow = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'notification', 'elsewhere', order);
-    await handle.signal(notificationSignal, rightKeyOtherWorkflow);
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.deepEqual(await received('payment-forged'), []);
-    const description = await handle.describe();
-    assert.equal(description.type, NOTIFICATION_DISPATCHER_WORKFLOW);
-  });
-
-  it('keep their queues and records when the dispatcher continues as new with deliveries in flight', async () => {
-    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
-    await client.workflow.getHandle(dispatcherId).terminate('a dispatcher that continues as new sooner');
-    const started = await client.workflow.start(NOTIFICATION_DISPATCHER_WORKFLOW, {
-      workflowId: dispatcherId,
-      taskQueue: stack.taskQueue,
-      args: [{ merchantId: stack.notifiedMerchant, maxRunEvents: 15 }],
-    });
+  it('are listed for their merchant over GET /v1/events, newest first, filtered, each with its attempts', async () => {
     await setMode({ mode: 'fail', status: 503 });
-    const payments: string[] = [];
-    for (let i = 0; i < 3; i++) payments.push((await pay('mobile_money_debit', '00')).id);
-    // Three events handed off and failing: the run passes 15 events and continues as new.
-    const handle = client.workflow.getHandle(dispatcherId);
-    await eventually(async () => assert.notEqual((await handle.describe()).runId, started.firstExecutionRunId), {
-      timeoutMs: 20_000,
-      what: 'the dispatcher continued as new',
-    });
-    await setMode({ mode: 'ok' });
-    for (const id of payments) {
-      const list = await receivedUntil(id, (l) => delivered(l, 'payment.succeeded'));
-      assert.equal(new Set(list.map((n) => n.event_id)).size, 1, `payment ${id}: one event id across both runs`);
-    }
-    const records = await handle.query(notificationsQuery);
-    assert.deepEqual(
-      payments.map((id) => records.find((r) => r.subject === id)?.status),
-      ['delivered', 'delivered', 'delivered'],
+    const failing = await pay('mobile_money_debit', '00');
+    const waiting = await eventually(
+      async () => {
+        const page = await stack.api<EventPage>(
+          'GET',
+          `/v1/events?payment=${failing.id}&delivered=false`,
+          undefined,
+          NOTIFIED_MERCHANT_KEY,
+        );
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        assert.ok((page.body.data[0]?.delivery.attempts ?? 0) >= 1, 'attempted at least once');
+        return page.body;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: 'an undelivered event listed with its attempts' },
     );
+    assert.deepEqual(
+      waiting.data.map((e) => [e.type, e.data.object.id, e.delivery.status === 'delivered']),
+      [['payment.succeeded', failing.id, false]],
+    );
+    const detail = await stack.api<EventDetail>(
+      'GET',
+      `/v1/events/${waiting.data[0]!.id}`,
+      undefined,
+      NOTIFIED_MERCHANT_KEY,
+    );
+    assert.equal(detail.status, 200);
+    assert.ok(detail.body.attempts.length >= 1);
+    assert.ok(detail.body.attempts.every((a) => a.status_code === 503 && a.error === 'http_503'));
+    await setMode({ mode: 'ok' });
+    await receivedUntil(failing.id, (l) => delivered(l, 'payment.succeeded'));
+
+    // Another payment's events come first (newest first); the cursor pages; a type filter narrows.
+    const later = await pay('mobile_money_debit', '00');
+    await receivedUntil(later.id, (l) => delivered(l, 'payment.succeeded'));
+    const first = await stack.api<EventPage>('GET', '/v1/events?limit=1', undefined, NOTIFIED_MERCHANT_KEY);
+    assert.equal(first.body.data[0]?.data.object.id, later.id);
+    assert.equal(first.body.has_more, true);
+    const next = await stack.api<EventPage>(
+      'GET',
+      `/v1/events?limit=1&starting_after=${first.body.data[0].id}`,
+      undefined,
+      NOTIFIED_MERCHANT_KEY,
+    );
+    assert.equal(next.body.data[0]?.data.object.id, failing.id);
+    const succeeded = await stack.api<EventPage>(
+      'GET',
+      '/v1/events?type=payment.succeeded&limit=100',
+      undefined,
+      NOTIFIED_MERCHANT_KEY,
+    );
+    assert.ok(succeeded.body.data.every((e) => e.type === 'payment.succeeded'));
+
+    // Another merchant sees none of them.
+    const other = await stack.api<EventPage>('GET', `/v1/events?payment=${failing.id}`, undefined, MERCHANT_KEY);
+    assert.deepEqual(other.body.data, []);
+    const hidden = await stack.api('GET', `/v1/events/${waiting.data[0]!.id}`, undefined, MERCHANT_KEY);
+    assert.equal(hidden.status, 404);
+    const both = await stack.api('GET', `/v1/events?payment=${failing.id}&batch=batch-x`, undefined, MERCHANT_KEY);
+    assert.equal(both.status, 400);
   });
 
-  it('leave histories (payment, batch, every dispatcher run) that replay on the workflow code', async () => {
-    const dispatcherId = notificationDispatcherId(stack.notifiedMerchant);
-    const runs: { workflowId: string; runId?: string }[] = replayed.map((workflowId) => ({ workflowId }));
-    for await (const run of client.workflow.list({ query: `WorkflowId = '${dispatcherId}'` })) {
-      runs.push({ workflowId: dispatcherId, runId: run.runId });
-    }
-    assert.ok(runs.length >= replayed.length + 3, 'the dispatcher ran at least three times');
-    for (const { workflowId, runId } of runs) {
-      const history = await ranItsCode(workflowId, runId);
-      // As the worker reads them: signatures checked by its codec (the forged events arrive refused).
+  it('leave histories (payments, a batch) that replay on the workflow code', async () => {
+    for (const workflowId of replayed) {
+      const history = await ranItsCode(workflowId);
       await Worker.runReplayHistory(
         {
           workflowBundle: { codePath: WORKFLOW_BUNDLE },

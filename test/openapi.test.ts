@@ -8,6 +8,7 @@ import { DEFAULT_MAX_AMOUNT } from '../src/config/setting-parsers';
 import { ERROR_CODES } from '../src/domain/api-resources';
 import { ALL_ROUTES } from '../src/http/openapi-document';
 import { buildApp, registeredRoutes } from '../src/http/api-app';
+import type { Notifications } from '../src/payments/notification-deliveries';
 import { ApiKeys } from '../src/http/auth';
 import { AppError } from '../src/payments/app-errors';
 import type { PaymentReads } from '../src/payments/payment-reads';
@@ -31,6 +32,7 @@ function standInApp(): FastifyInstance {
     paymentReads: { get: unavailable, page: unavailable } as unknown as PaymentReads,
     payments: {} as never,
     batches: {} as never,
+    notifications: { events: unavailable, event: unavailable } as unknown as Notifications,
     banks: {} as never,
     keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),
     tokens: {} as never,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { DELIVERY_STATUSES } from '../domain/notification-delivery';
-import type { DeliveryView } from '../payments/notification-deliveries';
+import type { DeliveryRecord } from '../domain/notification-delivery';
 import type { OpsContext } from './ops-context';
 import { parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
@@ -26,33 +26,26 @@ export function registerNotifications(program: Command, ctx: OpsContext): void {
 
   group
     .command('list')
-    .description('deliveries kept by the dispatchers (open ones, and the latest finished ones), oldest first')
+    .description('the latest notifications and where their delivery stands, newest first')
     .option('--merchant <id>', 'merchant id')
     .option('--status <status>', `${DELIVERY_STATUSES.join('|')} (repeatable or comma-separated)`, collect)
     .action(async (raw: Record<string, unknown>, command: Command) => {
       const options = parseOptions(listOptions, raw);
-      const { deliveries, unanswered } = await (
+      const deliveries = await (
         await ctx.notifications()
-      ).list({ merchantId: options.merchant, status: options.status });
-      if (wantsJson(command.optsWithGlobals())) {
-        ctx.write(json(deliveries));
-      } else {
-        ctx.write(table(deliveries.map(row), COLUMNS));
-      }
-      for (const id of unanswered) process.stderr.write(`ops: ${id} did not answer (is its worker running?)\n`);
+      ).deliveries({ merchantId: options.merchant, status: options.status });
+      ctx.write(wantsJson(command.optsWithGlobals()) ? json(deliveries) : table(deliveries.map(row), COLUMNS));
     });
 
   group
     .command('replay')
     .description('send a failed or stopped notification again, with a fresh retry window')
     .argument('<eventId>', 'event id, e.g. evt_3f…')
-    .option('--merchant <id>', 'merchant id (found by searching every dispatcher otherwise)')
+    .option('--merchant <id>', "merchant id (refused when the event is another merchant's)")
     .option('--by <name>', 'operator name recorded with the replay', operatorNameFrom(userInfo().username))
     .action(async (eventId: string, raw: Record<string, unknown>, command: Command) => {
       const options = parseOptions(replayOptions, raw);
-      const record = await (
-        await ctx.notifications()
-      ).replay(eventId, { merchantId: options.merchant, operator: options.by });
+      const record = await (await ctx.notifications()).replay(eventId, options.merchant);
       ctx.write(
         wantsJson(command.optsWithGlobals())
           ? json(record)
@@ -63,15 +56,15 @@ export function registerNotifications(program: Command, ctx: OpsContext): void {
 
 const COLUMNS = ['event', 'type', 'merchant', 'subject', 'status', 'attempts', 'error', 'next', 'queued'] as const;
 
-function row(d: DeliveryView): Record<(typeof COLUMNS)[number], string | number | null> {
+function row(d: DeliveryRecord): Record<(typeof COLUMNS)[number], string | number | null> {
   return {
     event: d.event_id,
     type: d.type,
     merchant: d.merchant_id,
     subject: d.subject,
     status: d.status,
-    attempts: d.current_attempt ?? d.attempts,
-    error: d.last_attempt_error ?? d.last_error,
+    attempts: d.attempts,
+    error: d.last_error,
     next: time(d.next_attempt_at),
     queued: time(d.queued_at),
   };

@@ -96,7 +96,7 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     const url = settings().DATABASE_URL;
     if (!url) {
       throw new CliError(
-        'DATABASE_URL is not set: `records` commands read and repair the records in PostgreSQL (postgres://user:password@host:port/db)',
+        'DATABASE_URL is not set: `records` and `notifications` commands read the records in PostgreSQL (postgres://user:password@host:port/db)',
         EXIT.usage,
       );
     }
@@ -120,7 +120,7 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
       return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS });
     },
     async notifications() {
-      return new Notifications(await client(), { signingKeys: settings().SIGNING_KEYS });
+      return Promise.resolve(new Notifications(records()));
     },
     async recordVerification() {
       const db = records();

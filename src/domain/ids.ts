@@ -4,7 +4,6 @@
 export const PAYMENT_WORKFLOW = 'paymentWorkflow';
 export const PAYOUT_BATCH_WORKFLOW = 'payoutBatchWorkflow';
 export const BATCH_ITEMS_WORKFLOW = 'batchItemsWorkflow';
-export const NOTIFICATION_DISPATCHER_WORKFLOW = 'notificationDispatcherWorkflow';
 
 const PAYMENT_PREFIX = 'payment-';
 const BATCH_PREFIX = 'batch-';
@@ -27,11 +26,6 @@ export function batchWorkflowId(merchantId: string, reference: string): string {
 /** A page of a batch's items; the id carries the request's fingerprint, so another body's pages are never reused. */
 export function batchPageId(batchId: string, fingerprint: string, index: number): string {
   return `${batchId}~items-${fingerprint.slice(0, 10)}-${index + 1}`;
-}
-
-/** The workflow ID of the one workflow that delivers a merchant's notifications, in order per payment. */
-export function notificationDispatcherId(merchantId: string): string {
-  return `notifications-${merchantId}`;
 }
 
 /** True when the payment id is one of this merchant's (single payments and batch items alike). */

@@ -1,18 +1,9 @@
 // Plain types and checks (no Node modules): the workflow bundle imports this module.
 
 /**
- * What a signed message may do: start a payment, a batch or a batch item, or be a callback, resolution or control;
- * or hand a merchant notification to its dispatcher, or replay one (an operator).
+ * What a signed message may do: start a payment, a batch or a batch item, or be a callback, resolution or control.
  */
-export type MessageKind =
-  | 'payment'
-  | 'batch'
-  | 'batch-item'
-  | 'callback'
-  | 'resolution'
-  | 'batch-control'
-  | 'notification'
-  | 'notification-replay';
+export type MessageKind = 'payment' | 'batch' | 'batch-item' | 'callback' | 'resolution' | 'batch-control';
 
 /**
  * A message the server signed for one workflow. The signature (HMAC-SHA256 with SIGNING_KEYS over kind, workflow id,

@@ -9,6 +9,7 @@ import { baseLoggerOptions } from '../logging';
 import type { ServerMetricSet } from '../metrics/server-metrics';
 import type { PaymentCommands } from '../payments/payment-commands';
 import type { PaymentReads } from '../payments/payment-reads';
+import type { Notifications } from '../payments/notification-deliveries';
 import type { Readiness } from '../payments/readiness';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
@@ -19,6 +20,7 @@ import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './http-errors';
 import { BATCH_ROUTES } from './batch-routes';
 import { registerDocsRoutes } from './docs-routes';
+import { EVENT_ROUTES } from './event-routes';
 import { openApiDocument } from './openapi-document';
 import { HEALTH_ROUTES } from './health-routes';
 import { OPERATOR_ROUTES } from './operator-routes';
@@ -30,6 +32,8 @@ export interface AppDeps {
   payments: PaymentCommands;
   paymentReads: PaymentReads;
   batches: Batches;
+  /** Merchants' notification events, from the outbox. */
+  notifications: Notifications;
   banks: BankDirectory;
   keys: ApiKeys;
   tokens: CallbackTokens;
@@ -98,6 +102,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerRoutes(app, HEALTH_ROUTES, deps);
   registerRoutes(app, PAYMENT_ROUTES, deps);
   registerRoutes(app, BATCH_ROUTES, deps);
+  registerRoutes(app, EVENT_ROUTES, deps);
   registerRoutes(app, OPERATOR_ROUTES, deps);
   registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }), deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.

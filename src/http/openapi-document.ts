@@ -11,11 +11,19 @@ import {
   paymentSummarySchema,
   tallySchema,
 } from '../domain/api-resources';
+import {
+  deliveryAttemptSchema,
+  deliveryRecordSchema,
+  eventDetailSchema,
+  eventListSchema,
+  eventResourceSchema,
+} from '../domain/notification-delivery';
 import type { RequestRules } from '../domain/requests';
 import { BATCH_ROUTES } from './batch-routes';
 import { CALLBACK_ROUTES } from './callback-routes';
 import { CODEC_ROUTES } from './codec-routes';
 import { DOCS_ROUTES } from './docs-routes';
+import { EVENT_ROUTES } from './event-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
@@ -26,6 +34,7 @@ import type { RouteSpec } from './route-spec';
 export const ALL_ROUTES: readonly RouteSpec[] = [
   ...PAYMENT_ROUTES,
   ...BATCH_ROUTES,
+  ...EVENT_ROUTES,
   ...OPERATOR_ROUTES,
   ...CODEC_ROUTES,
   ...CALLBACK_ROUTES,
@@ -60,6 +69,11 @@ export function openApiDocument(options: OpenApiOptions): Json {
     fieldErrorSchema,
     errorEnvelopeSchema,
     codecTokenAnswerSchema,
+    deliveryRecordSchema,
+    deliveryAttemptSchema,
+    eventResourceSchema,
+    eventDetailSchema,
+    eventListSchema,
   ]) {
     responses.add(schema, { id: idOf(schema) });
   }

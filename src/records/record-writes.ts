@@ -1,7 +1,10 @@
 import type { PoolClient } from 'pg';
 import type { BatchProgress } from '../domain/batch-model';
+import type { NotificationEvent } from '../domain/notification';
 import type { PaymentResource } from '../domain/payment-model';
+import { inTransaction } from './database';
 import type { Database } from './database';
+import { insertEvents } from './notification-outbox';
 
 /** A pool, or a client inside a transaction. */
 type Queryable = Database | PoolClient;
@@ -14,6 +17,8 @@ export interface PaymentRecord {
   revision: number;
   /** The workflow's clock at the change (ISO): it orders writes before the revision, so a Reset's new run wins. */
   recordedAt: string;
+  /** Notifications about this change, queued in the same transaction (the outbox); an event already queued stays. */
+  events?: NotificationEvent[];
 }
 
 export interface BatchRecord {
@@ -22,6 +27,7 @@ export interface BatchRecord {
   reference: string;
   revision: number;
   recordedAt: string;
+  events?: NotificationEvent[];
 }
 
 // A row the server has not inserted (a batch item's) is created; an existing one changes only for a newer revision, so
@@ -82,9 +88,31 @@ SELECT run_id FROM inserted
 UNION ALL
 SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
 
-/** Records a payment as its workflow last saw it, unless the record already holds this change or a later one. */
-export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
-  await db.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt));
+/**
+ * Records a payment as its workflow last saw it, unless the record already holds this change or a later one, and
+ * queues the change's notifications in the same transaction.
+ */
+export async function upsertPaymentRecord(db: Database, record: PaymentRecord): Promise<void> {
+  await withEvents(db, record.resource.id, record.events, (client) =>
+    client.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt)),
+  );
+}
+
+/** Runs a record's upsert alone, or in one transaction with the events it queues. */
+async function withEvents(
+  db: Database,
+  subject: string,
+  events: NotificationEvent[] | undefined,
+  upsert: (db: Queryable) => Promise<unknown>,
+): Promise<void> {
+  if (!events || events.length === 0) {
+    await upsert(db);
+    return;
+  }
+  await inTransaction(db, async (client) => {
+    await upsert(client);
+    await insertEvents(client, subject, events);
+  });
 }
 
 /** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
@@ -110,19 +138,21 @@ function paymentRow(
   ];
 }
 
-/** Records a batch's progress, unless the record already holds this change or a later one. */
-export async function upsertBatchRecord(db: Queryable, record: BatchRecord): Promise<void> {
+/** Records a batch's progress, unless the record already holds this change or a later one; its events likewise. */
+export async function upsertBatchRecord(db: Database, record: BatchRecord): Promise<void> {
   const { resource, merchantId, reference, revision, recordedAt } = record;
-  await db.query(UPSERT_BATCH, [
-    resource.id,
-    merchantId,
-    reference,
-    resource.status,
-    JSON.stringify(resource),
-    revision,
-    recordedAt,
-    resource.created_at,
-  ]);
+  await withEvents(db, resource.id, record.events, (client) =>
+    client.query(UPSERT_BATCH, [
+      resource.id,
+      merchantId,
+      reference,
+      resource.status,
+      JSON.stringify(resource),
+      revision,
+      recordedAt,
+      resource.created_at,
+    ]),
+  );
 }
 
 /**

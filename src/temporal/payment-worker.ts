@@ -4,11 +4,10 @@ import type { WorkerOptions } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createBatchActivities } from '../activities/batch-activities';
 import { createPaymentActivities } from '../activities/payment-activities';
-import { createNotificationActivities } from '../activities/notification-activities';
 import { createRecordActivities } from '../activities/record-activities';
-import type { NotificationActivityDeps } from '../activities/notification-activities';
-import { NOTIFICATION_DISPATCHER_WORKFLOW } from '../domain/ids';
-import { batchItemsQuery, notificationSignal, SearchAttributes } from '../workflows/definitions';
+import { NotificationRelay } from '../notifications/notification-relay';
+import type { RelayDeps } from '../notifications/notification-relay';
+import { batchItemsQuery, SearchAttributes } from '../workflows/definitions';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -40,14 +39,8 @@ export interface PaymentWorkerOptions {
   notifications?: NotificationSettings;
 }
 
-/** What the notification activities need besides what the worker makes itself (a client, the signing keys). */
-export type NotificationSettings = Pick<NotificationActivityDeps, 'webhooks' | 'retry' | 'requestTimeoutMs'>;
-
-const NO_NOTIFICATIONS: NotificationSettings = {
-  webhooks: new Map(),
-  retry: { initialMs: 60_000, maxIntervalMs: 3_600_000, forMs: 86_400_000 },
-  requestTimeoutMs: 10_000,
-};
+/** What the notification relay needs besides what the worker has (the record database, a logger, a meter). */
+export type NotificationSettings = Pick<RelayDeps, 'webhooks' | 'retry' | 'requestTimeoutMs'>;
 
 export interface PaymentWorker {
   worker: Worker;
@@ -110,23 +103,6 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
           }
         },
       }),
-      ...createNotificationActivities({
-        ...(options.notifications ?? NO_NOTIFICATIONS),
-        signingKeys: options.deps.signingKeys,
-        // Abortable, so that a hand-off stuck on an unreachable Temporal never holds up the worker's shutdown.
-        handToDispatcher: async (workflowId, merchantId, message, signal) => {
-          await client.withAbortSignal(signal, () =>
-            client.workflow.signalWithStart(NOTIFICATION_DISPATCHER_WORKFLOW, {
-              workflowId,
-              taskQueue: options.taskQueue,
-              args: [{ merchantId }],
-              signal: notificationSignal,
-              signalArgs: [message],
-              staticSummary: `notifications to merchant ${merchantId}`,
-            }),
-          );
-        },
-      }),
     },
     maxCachedWorkflows: options.maxCachedWorkflows,
     // How long a workflow task waits for the worker that has its workflow cached before any worker may take it. The
@@ -147,9 +123,20 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     endpoint,
     version,
     run: async () => {
+      // Merchants' notifications go out from the outbox while the worker runs, and stop with it.
+      const relay = options.notifications
+        ? new NotificationRelay({
+            ...options.notifications,
+            database: options.deps.database,
+            log: Runtime.instance().logger,
+            meter: Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
+          })
+        : undefined;
+      relay?.start();
       try {
         await worker.run();
       } finally {
+        await relay?.stop();
         await connection.close();
       }
     },

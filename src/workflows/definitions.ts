@@ -3,7 +3,6 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { BatchAction, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
-import type { DeliveryRecord, NotificationOrder, NotificationReplay } from '../domain/notification-delivery';
 import type { Signed } from '../domain/signed';
 
 // The one place that names the payment workflow's messages and search attributes for workflow, worker and callers.
@@ -30,13 +29,6 @@ export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchAction>]>('batchControl');
 export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
 export const releaseItemsSignal = defineSignal('releaseItems');
-
-// A merchant's notification dispatcher: events handed to it, what it knows of their delivery, an operator's replay.
-export const notificationSignal = defineSignal<[Signed<NotificationOrder>]>('notification');
-export const notificationsQuery = defineQuery<DeliveryRecord[]>('notifications');
-export const replayNotificationUpdate = defineUpdate<DeliveryRecord, [Signed<NotificationReplay>]>(
-  'replayNotification',
-);
 
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {

@@ -1,4 +1,3 @@
 export { paymentWorkflow } from './payment-workflow';
 export { payoutBatchWorkflow } from './payout-batch-workflow';
 export { batchItemsWorkflow } from './batch-items-workflow';
-export { notificationDispatcherWorkflow } from './notification-dispatcher';

@@ -289,7 +289,7 @@ export class PaymentState {
   }
 
   /**
-   * A notification about this payment went to the merchant's dispatcher. Recorded without touching `updated_at`
+   * A notification about this payment was queued for its merchant. Recorded without touching `updated_at`
    * (nothing about the payment changed); at most a few per payment (the notifier caps them).
    */
   notificationQueued(type: string, eventId: string, now: Date): void {

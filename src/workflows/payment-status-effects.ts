@@ -13,7 +13,6 @@ import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/pay
 import type { PaymentType } from '../domain/requests';
 import { paymentCurrentDetails } from '../domain/web-ui-text';
 import { SearchAttributes, itemSettledSignal } from './definitions';
-import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
 import type { PaymentState, PaymentStatusListener } from './payment-state';
 import { paymentRecords } from './record-writer';
@@ -35,15 +34,15 @@ export class PaymentStatusEffects implements PaymentStatusListener {
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
-    const localActivities = new LocalActivityQueue();
-    this.notices = new PaymentNotices(new Notifier(input.merchantId, input.paymentId, localActivities));
-    this.records = paymentRecords(input, localActivities);
+    this.records = paymentRecords(input);
+    this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
     countStart(input.paymentId, input.request.type);
   }
 
   /** The payment's status changed: record it, and tell Temporal's visibility, the metrics, its batch and its merchant. */
   statusChanged(state: PaymentState): void {
+    // Notices first: the record written then holds their `notification_queued` events.
+    this.notices.observe(state);
     this.records.record(state.resource);
     const { batchId, paymentId, request } = this.input;
     const { status } = state;
@@ -53,7 +52,6 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     if (batchId && (status === 'needs_review' || isTerminal(status))) {
       this.reports.push(reportToBatch(batchId, paymentId, status));
     }
-    this.notices.observe(state);
   }
 
   /** An event was recorded: the record follows (changes made in one step are written once). */
@@ -66,9 +64,9 @@ export class PaymentStatusEffects implements PaymentStatusListener {
    * the current details and the notifications it may call for.
    */
   paymentChanged(state: PaymentState): void {
+    this.notices.observe(state);
     this.records.record(state.resource);
     setCurrentDetails(paymentCurrentDetails(state.resource));
-    this.notices.observe(state);
   }
 
   /** Counts and logs how a reconciliation ended: succeeded, failed or needs_review. */
@@ -91,13 +89,9 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     return answer;
   }
 
-  /**
-   * Resolves once the batch has every report, the dispatcher every notification (or they were given up), and the
-   * record the payment's final state.
-   */
+  /** Resolves once the batch has every report and the record (with its notifications) the payment's final state. */
   async finished(state: PaymentState): Promise<void> {
     await Promise.all(this.reports);
-    await this.notices.drained();
     this.records.record(state.resource);
     await this.records.drained();
   }
@@ -113,9 +107,11 @@ class PaymentNotices {
   /** Emits what the payment's current state calls for and was not yet told. */
   observe(state: PaymentState): void {
     const payment = state.resource;
-    // Each hand-off is recorded on the payment once the dispatcher has it.
-    const emit = (type: NotificationType) =>
-      this.notifier.emit(type, payment, (event) => state.notificationQueued(event.type, event.id, workflowTime()));
+    // Each event is shown on the payment, whose record is written with it.
+    const emit = (type: NotificationType) => {
+      const event = this.notifier.emit(type, payment);
+      if (event) state.notificationQueued(event.type, event.id, workflowTime());
+    };
     const once = (type: NotificationType) => {
       if (this.sent.has(type)) return;
       this.sent.add(type);
@@ -132,10 +128,6 @@ class PaymentNotices {
     }
     const contradicting = payment.events.filter((event) => event.type === 'callback_contradicting').length;
     for (; this.contradicting < contradicting; this.contradicting++) emit('payment.late_callback');
-  }
-
-  drained(): Promise<void> {
-    return this.notifier.drained();
   }
 }
 

@@ -39,7 +39,6 @@ import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
 import { trustedBatchInput } from './trust';
 import { versioned } from './versioning';
-import { LocalActivityQueue } from './local-activity-queue';
 import { Notifier } from './merchant-notifications';
 import { batchRecords } from './record-writer';
 import type { RecordWriter } from './record-writer';
@@ -62,10 +61,8 @@ interface Page {
 export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
   const input = trustedBatchInput(message);
   const state = new BatchState(input, carry, workflowTime());
-  // One queue for both: local activities side by side would not replay (local-activity-queue.ts).
-  const localActivities = new LocalActivityQueue();
-  const notifier = new Notifier(input.merchantId, input.batchId, localActivities);
-  const records = batchRecords(input, carry?.recorded ?? 0, localActivities);
+  const records = batchRecords(input, carry?.recorded ?? 0);
+  const notifier = new Notifier(input.merchantId, records);
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   const counted = (report: ItemSettled) => {
@@ -154,7 +151,6 @@ async function runItems(
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
-      await notifier.drained();
       await condition(allHandlersFinished);
       await records.drained();
       return await continueAsNew<typeof payoutBatchWorkflow>(message, { ...state.carry(), recorded: records.latest });
@@ -179,7 +175,6 @@ async function runItems(
   state.finish(workflowTime(), notStarted);
   publish(state, records);
   notifier.emit('batch.completed', state.progress());
-  await notifier.drained();
   await condition(allHandlersFinished);
   await records.drained();
   return state.progress();

@@ -1,8 +1,9 @@
 import { CancellationScope, condition, log, proxyLocalActivities } from '@temporalio/workflow';
 import type { RecordActivities } from '../activities/record-activities';
 import type { BatchInput, BatchProgress } from '../domain/batch-model';
+import type { NotificationEvent } from '../domain/notification';
 import type { PaymentInput, PaymentResource } from '../domain/payment-model';
-import type { LocalActivityQueue } from './local-activity-queue';
+import type { EventOutbox } from './merchant-notifications';
 import { workflowTime } from './time';
 
 // Local: a write costs the history one marker. While PostgreSQL is down it is tried again for as long as it takes (past
@@ -18,21 +19,34 @@ const { recordPayment, recordBatch } = proxyLocalActivities<RecordActivities>({
   },
 });
 
+/** One write: the record at a revision and the notification events queued with it (one transaction). */
+interface Write<T> {
+  snapshot: T;
+  revision: number;
+  recordedAt: string;
+  events: NotificationEvent[];
+}
+
 /**
  * Writes a workflow's record after each change, in order, without holding the workflow up: `record` returns at once;
  * while a write is under way only the latest state waits, so a long outage ends in one write, not one per change.
+ * Events queued (`queue`) go with the next write, in its transaction: the transactional outbox. One write at a time
+ * also keeps the workflow replayable: local activities side by side complete in wall-clock order in a first run but in
+ * scheduled order in a replay (seen with SDK 1.24; temporalio/sdk-python#1578 is the same in another core-based SDK).
  */
-export class RecordWriter<T> {
+export class RecordWriter<T> implements EventOutbox {
   private revision: number;
   private settledRevision: number;
   private last = '';
-  private next: { snapshot: T; revision: number; recordedAt: string } | undefined;
+  private current: Omit<Write<T>, 'events'> | undefined;
+  private dirty = false;
+  private events: NotificationEvent[] = [];
   private writing: Promise<void> | undefined;
 
   /** `startRevision`: the revisions an earlier run (continued as new) already wrote. */
   constructor(
     private readonly subject: string,
-    private readonly write: (snapshot: T, revision: number, recordedAt: string) => Promise<void>,
+    private readonly write: (write: Write<T>) => Promise<void>,
     startRevision = 0,
   ) {
     this.revision = startRevision;
@@ -50,9 +64,20 @@ export class RecordWriter<T> {
     if (json === this.last) return this.revision;
     this.last = json;
     this.revision += 1;
-    this.next = { snapshot: JSON.parse(json) as T, revision: this.revision, recordedAt: workflowTime().toISOString() };
+    this.current = {
+      snapshot: JSON.parse(json) as T,
+      revision: this.revision,
+      recordedAt: workflowTime().toISOString(),
+    };
+    this.dirty = true;
     this.writing ??= this.writeQueued();
     return this.revision;
+  }
+
+  /** Queues a notification event: it is written with the record's next write (the record as it stands then). */
+  queue(event: NotificationEvent): void {
+    this.events.push(event);
+    this.writing ??= this.writeQueued();
   }
 
   /** Resolves once the write of `revision` (or a later one) is done, or given up. */
@@ -68,15 +93,18 @@ export class RecordWriter<T> {
   private async writeQueued(): Promise<void> {
     // Changes made in the same step (an event, then its new status) are written once, as they stand at its end.
     await Promise.resolve();
-    for (let next = this.next; next; next = this.next) {
-      this.next = undefined;
+    while (this.current && (this.dirty || this.events.length > 0)) {
+      const next: Write<T> = { ...this.current, events: this.events };
+      this.dirty = false;
+      this.events = [];
       try {
         // Even once the workflow was asked to cancel: the record follows the payment to its end.
-        await CancellationScope.nonCancellable(() => this.write(next.snapshot, next.revision, next.recordedAt));
+        await CancellationScope.nonCancellable(() => this.write(next));
       } catch (err) {
         log.error('record not written', {
           subject: this.subject,
           revision: next.revision,
+          lostEvents: next.events.map((event) => event.id),
           error: err instanceof Error ? err.message : String(err),
         });
       }
@@ -86,33 +114,31 @@ export class RecordWriter<T> {
   }
 }
 
-/** The record writer of a payment (a batch item's names its batch), its writes in the workflow's `queue`. */
-export function paymentRecords(input: PaymentInput, queue: LocalActivityQueue): RecordWriter<PaymentResource> {
+/** The record writer of a payment (a batch item's names its batch). */
+export function paymentRecords(input: PaymentInput): RecordWriter<PaymentResource> {
   const { paymentId, merchantId, batchId } = input;
-  return new RecordWriter<PaymentResource>(paymentId, (resource, revision, recordedAt) =>
-    queue.run(() =>
-      recordPayment.executeWithOptions({ summary: `record revision ${revision}` }, [
-        { resource, merchantId, ...(batchId ? { batchId } : {}), revision, recordedAt },
-      ]),
-    ),
+  return new RecordWriter<PaymentResource>(paymentId, ({ snapshot, revision, recordedAt, events }) =>
+    recordPayment.executeWithOptions({ summary: writeSummary(revision, events) }, [
+      { resource: snapshot, merchantId, ...(batchId ? { batchId } : {}), revision, recordedAt, events },
+    ]),
   );
 }
 
-/** The record writer of a batch, counting on from the revisions its earlier runs wrote; writes in its `queue`. */
-export function batchRecords(
-  input: BatchInput,
-  startRevision: number,
-  queue: LocalActivityQueue,
-): RecordWriter<BatchProgress> {
+/** The record writer of a batch, counting on from the revisions its earlier runs wrote. */
+export function batchRecords(input: BatchInput, startRevision: number): RecordWriter<BatchProgress> {
   const { batchId, merchantId, reference } = input;
   return new RecordWriter<BatchProgress>(
     batchId,
-    (resource, revision, recordedAt) =>
-      queue.run(() =>
-        recordBatch.executeWithOptions({ summary: `record revision ${revision}` }, [
-          { resource, merchantId, reference, revision, recordedAt },
-        ]),
-      ),
+    ({ snapshot, revision, recordedAt, events }) =>
+      recordBatch.executeWithOptions({ summary: writeSummary(revision, events) }, [
+        { resource: snapshot, merchantId, reference, revision, recordedAt, events },
+      ]),
     startRevision,
   );
+}
+
+/** What the Web UI shows for a write: its revision and the notifications it queues. */
+function writeSummary(revision: number, events: readonly NotificationEvent[]): string {
+  const notify = events.map((event) => event.type).join(', ');
+  return `record revision ${revision}${notify ? `, notify ${notify}` : ''}`;
 }
