@@ -13,6 +13,7 @@ import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/temporal-client';
 import { EncryptionCodec } from './temporal/codec';
 import { PaymentCommands } from './payments/payment-commands';
+import { PaymentExports } from './payments/payment-exports';
 import { PaymentReads } from './payments/payment-reads';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
@@ -93,6 +94,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     payments,
     paymentReads,
     batches,
+    exports: new PaymentExports(records),
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),

@@ -31,6 +31,7 @@ function standInApp(): FastifyInstance {
     paymentReads: { get: unavailable, page: unavailable } as unknown as PaymentReads,
     payments: {} as never,
     batches: {} as never,
+    exports: {} as never,
     banks: {} as never,
     keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),
     tokens: {} as never,

@@ -16,6 +16,7 @@ import { BATCH_ROUTES } from './batch-routes';
 import { CALLBACK_ROUTES } from './callback-routes';
 import { CODEC_ROUTES } from './codec-routes';
 import { DOCS_ROUTES } from './docs-routes';
+import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
@@ -26,6 +27,7 @@ import type { RouteSpec } from './route-spec';
 export const ALL_ROUTES: readonly RouteSpec[] = [
   ...PAYMENT_ROUTES,
   ...BATCH_ROUTES,
+  ...EXPORT_ROUTES,
   ...OPERATOR_ROUTES,
   ...CODEC_ROUTES,
   ...CALLBACK_ROUTES,
@@ -126,7 +128,7 @@ function operation(spec: RouteSpec, body: z.ZodType | undefined): Json {
         ? {
             content: {
               [contentType]: {
-                schema: id ? { $ref: `${COMPONENT}${id}` } : {},
+                schema: id ? { $ref: `${COMPONENT}${id}` } : { type: 'string' },
                 ...(answer.example === undefined ? {} : { example: answer.example }),
               },
             },
