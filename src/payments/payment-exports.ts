@@ -1,12 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { PaymentExportRow } from '../domain/export-columns';
 import type { Database } from '../records/database';
 import { streamPaymentRows } from '../records/record-exports';
 import type { RecordSelection } from '../records/record-reads';
 import { AppError, recordCall } from './app-errors';
-
-export type { RecordSelection as ExportSelection } from '../records/record-reads';
-export type { PaymentExportRow } from '../domain/export-columns';
 
 /**
  * Each export holds one of the server's pooled PostgreSQL connections for as long as its client reads: past this many
