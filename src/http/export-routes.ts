@@ -5,12 +5,11 @@ import { z } from 'zod';
 import { PAYMENT_EXPORT_COLUMNS } from '../domain/export-columns';
 import { isMerchantBatch } from '../domain/ids';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
-import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
 import { AppError } from '../payments/app-errors';
 import type { PaymentExports } from '../payments/payment-exports';
 import type { Batches } from '../payments/payout-batches';
 import { csvEncoder, csvRecord } from './csv-encoding';
-import { batchId, createdRange, listQuery, temporal, withKey } from './route-parts';
+import { batchId, listQuery, paymentFilters, temporal, withKey } from './route-parts';
 import { route } from './route-spec';
 
 // CSV exports for a merchant's finance team: payments over a creation range, and a payout batch's items, streamed
@@ -61,13 +60,7 @@ const exportPayments = route(
       '`created[gte]` ≤ created < `created[lt]`, status, type, reference and payout batch. A merchant exports its own ' +
       "payments, an operator everyone's.",
     auth: 'merchant_or_operator',
-    query: z.strictObject({
-      status: z.enum(PAYMENT_STATUSES).optional(),
-      type: z.enum(PAYMENT_TYPES).optional(),
-      reference: referenceSchema.optional(),
-      batch: batchId.optional(),
-      ...createdRange,
-    }),
+    query: z.strictObject(paymentFilters),
     answers: { 200: csvAnswer('The payments', 'payments.csv', [exampleRow]) },
     errors: { 400: ['invalid_request'], ...withKey, ...temporal },
   },
