@@ -13,6 +13,7 @@ import { createServerMetrics, serveMetrics } from './metrics/server-metrics';
 import { connectClient } from './temporal/temporal-client';
 import { EncryptionCodec } from './temporal/codec';
 import { PaymentCommands } from './payments/payment-commands';
+import { PaymentExports } from './payments/payment-exports';
 import { PaymentReads } from './payments/payment-reads';
 import { Notifications } from './payments/notification-deliveries';
 import { Readiness } from './payments/readiness';
@@ -95,6 +96,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     paymentReads,
     batches,
     notifications: new Notifications(records),
+    exports: new PaymentExports(records),
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),

@@ -33,6 +33,7 @@ function standInApp(): FastifyInstance {
     payments: {} as never,
     batches: {} as never,
     notifications: { events: unavailable, event: unavailable } as unknown as Notifications,
+    exports: {} as never,
     banks: {} as never,
     keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),
     tokens: {} as never,

@@ -8,6 +8,7 @@ import type { Batches } from '../payments/payout-batches';
 import { baseLoggerOptions } from '../logging';
 import type { ServerMetricSet } from '../metrics/server-metrics';
 import type { PaymentCommands } from '../payments/payment-commands';
+import type { PaymentExports } from '../payments/payment-exports';
 import type { PaymentReads } from '../payments/payment-reads';
 import type { Notifications } from '../payments/notification-deliveries';
 import type { Readiness } from '../payments/readiness';
@@ -19,6 +20,7 @@ import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './http-errors';
 import { BATCH_ROUTES } from './batch-routes';
+import { EXPORT_ROUTES } from './export-routes';
 import { registerDocsRoutes } from './docs-routes';
 import { EVENT_ROUTES } from './event-routes';
 import { openApiDocument } from './openapi-document';
@@ -34,6 +36,8 @@ export interface AppDeps {
   batches: Batches;
   /** Merchants' notification events, from the outbox. */
   notifications: Notifications;
+  /** The CSV exports' rows, streamed from the records. */
+  exports: PaymentExports;
   banks: BankDirectory;
   keys: ApiKeys;
   tokens: CallbackTokens;
@@ -103,6 +107,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerRoutes(app, PAYMENT_ROUTES, deps);
   registerRoutes(app, BATCH_ROUTES, deps);
   registerRoutes(app, EVENT_ROUTES, deps);
+  registerRoutes(app, EXPORT_ROUTES, deps);
   registerRoutes(app, OPERATOR_ROUTES, deps);
   registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }), deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.

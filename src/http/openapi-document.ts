@@ -24,6 +24,7 @@ import { CALLBACK_ROUTES } from './callback-routes';
 import { CODEC_ROUTES } from './codec-routes';
 import { DOCS_ROUTES } from './docs-routes';
 import { EVENT_ROUTES } from './event-routes';
+import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
@@ -35,6 +36,7 @@ export const ALL_ROUTES: readonly RouteSpec[] = [
   ...PAYMENT_ROUTES,
   ...BATCH_ROUTES,
   ...EVENT_ROUTES,
+  ...EXPORT_ROUTES,
   ...OPERATOR_ROUTES,
   ...CODEC_ROUTES,
   ...CALLBACK_ROUTES,
@@ -140,7 +142,7 @@ function operation(spec: RouteSpec, body: z.ZodType | undefined): Json {
         ? {
             content: {
               [contentType]: {
-                schema: id ? { $ref: `${COMPONENT}${id}` } : {},
+                schema: id ? { $ref: `${COMPONENT}${id}` } : { type: 'string' },
                 ...(answer.example === undefined ? {} : { example: answer.example }),
               },
             },

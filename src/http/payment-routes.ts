@@ -2,8 +2,7 @@ import { z } from 'zod';
 import type { BankDirectory } from '../banks/directory';
 import { paymentListSchema, paymentResourceSchema } from '../domain/api-resources';
 import { isMerchantPayment } from '../domain/ids';
-import { PAYMENT_STATUSES } from '../domain/payment-model';
-import { PAYMENT_TYPES, paymentRequestSchema, referenceSchema, resolutionSchema } from '../domain/requests';
+import { paymentRequestSchema, resolutionSchema } from '../domain/requests';
 import { AppError } from '../payments/app-errors';
 import type { PaymentCommands } from '../payments/payment-commands';
 import type { PaymentReads } from '../payments/payment-reads';
@@ -11,13 +10,12 @@ import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
 import {
-  batchId,
-  createdRange,
   jsonBodyErrors,
   listQuery,
   page,
   paymentExample,
   paymentId,
+  paymentFilters,
   paymentListExample,
   temporal,
   withKey,
@@ -130,14 +128,7 @@ const listPayments = route(
       '`limit` and `starting_after` (the last id of the previous page) while `has_more` is true. Filters combine: ' +
       'status, type, reference, payout batch, and a creation-time range `created[gte]` ≤ created < `created[lt]`.',
     auth: 'merchant_or_operator',
-    query: z.strictObject({
-      status: z.enum(PAYMENT_STATUSES).optional(),
-      type: z.enum(PAYMENT_TYPES).optional(),
-      reference: referenceSchema.optional(),
-      batch: batchId.optional(),
-      ...createdRange,
-      ...page,
-    }),
+    query: z.strictObject({ ...paymentFilters, ...page }),
     answers: { 200: { description: 'One page.', schema: paymentListSchema, example: paymentListExample } },
     errors: { 400: ['invalid_request'], ...withKey, ...temporal },
   },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../domain/api-resources';
+import { PAYMENT_STATUSES } from '../domain/payment-model';
+import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
 import type { RouteSpec } from './route-spec';
 
 // The schema pieces, error sets and examples that several *-routes.ts files declare their routes with.
@@ -27,6 +29,15 @@ const instant = z.iso.datetime({ offset: true }).transform((at) => new Date(at))
 export const createdRange = {
   'created[gte]': instant.optional().describe('created at or after this time (ISO 8601)'),
   'created[lt]': instant.optional().describe('created before this time (ISO 8601)'),
+};
+
+/** The filters of the payment lists and exports: status, type, reference, payout batch and the creation range. */
+export const paymentFilters = {
+  status: z.enum(PAYMENT_STATUSES).optional(),
+  type: z.enum(PAYMENT_TYPES).optional(),
+  reference: referenceSchema.optional(),
+  batch: batchId.optional(),
+  ...createdRange,
 };
 
 /** A list's query, as the payment reads take it: the cursor and the creation range renamed. */

@@ -65,6 +65,22 @@ export async function paymentExists(db: Database, paymentId: string): Promise<bo
  * costs the same however deep it is, and a cursor always finds the same next page.
  */
 export async function listPayments(db: Database, filter: RecordFilter): Promise<RecordPage> {
+  const { where, values } = selectionWhere(filter);
+  values.push(filter.limit + 1);
+  const { rows } = await db.query<SummaryRow>(
+    `SELECT id, type, reference, status, amount::text AS amount, created_at, updated_at, resource->'metadata' AS metadata
+     FROM payments ${where}
+     ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+    values,
+  );
+  return { data: rows.slice(0, filter.limit).map(summary), hasMore: rows.length > filter.limit };
+}
+
+/** Which payment records a list or an export holds: a record filter without its paging. */
+export type RecordSelection = Omit<RecordFilter, 'limit' | 'startingAfter'> & { startingAfter?: string };
+
+/** The WHERE clause (empty for every record) of a selection, and its values as $1, $2… */
+export function selectionWhere(filter: RecordSelection): { where: string; values: unknown[] } {
   const values: unknown[] = [];
   const where: string[] = [];
   const add = (clause: (placeholder: string) => string, value: unknown) => {
@@ -80,15 +96,7 @@ export async function listPayments(db: Database, filter: RecordFilter): Promise<
   add((p) => `created_at >= ${p}`, filter.createdFrom);
   add((p) => `created_at < ${p}`, filter.createdBefore);
   add((p) => `(created_at, id) < (SELECT created_at, id FROM payments WHERE id = ${p})`, filter.startingAfter);
-  values.push(filter.limit + 1);
-  const { rows } = await db.query<SummaryRow>(
-    `SELECT id, type, reference, status, amount::text AS amount, created_at, updated_at, resource->'metadata' AS metadata
-     FROM payments
-     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-     ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
-    values,
-  );
-  return { data: rows.slice(0, filter.limit).map(summary), hasMore: rows.length > filter.limit };
+  return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', values };
 }
 
 /** A record as lists show it; a settled payment's `closed_at` is when it settled. */
