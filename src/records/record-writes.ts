@@ -92,15 +92,15 @@ SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
  * Records a payment as its workflow last saw it, unless the record already holds this change or a later one, and
  * queues the change's notifications in the same transaction.
  */
-export async function upsertPaymentRecord(db: Database, record: PaymentRecord): Promise<void> {
+export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
   await withEvents(db, record.resource.id, record.events, (client) =>
     client.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt)),
   );
 }
 
-/** Runs a record's upsert alone, or in one transaction with the events it queues. */
+/** Runs a record's upsert alone, or in one transaction with the events it queues (a client: the caller's). */
 async function withEvents(
-  db: Database,
+  db: Queryable,
   subject: string,
   events: NotificationEvent[] | undefined,
   upsert: (db: Queryable) => Promise<unknown>,
@@ -109,10 +109,11 @@ async function withEvents(
     await upsert(db);
     return;
   }
-  await inTransaction(db, async (client) => {
+  const both = async (client: PoolClient) => {
     await upsert(client);
     await insertEvents(client, subject, events);
-  });
+  };
+  await ('release' in db ? both(db) : inTransaction(db, both));
 }
 
 /** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
@@ -139,7 +140,7 @@ function paymentRow(
 }
 
 /** Records a batch's progress, unless the record already holds this change or a later one; its events likewise. */
-export async function upsertBatchRecord(db: Database, record: BatchRecord): Promise<void> {
+export async function upsertBatchRecord(db: Queryable, record: BatchRecord): Promise<void> {
   const { resource, merchantId, reference, revision, recordedAt } = record;
   await withEvents(db, resource.id, record.events, (client) =>
     client.query(UPSERT_BATCH, [
