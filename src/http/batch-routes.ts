@@ -102,7 +102,13 @@ const createPayoutBatch = route(
       201: { description: 'A new batch.', ...batch },
       200: { description: 'The batch this reference and body already started.', ...batch },
     },
-    errors: { ...jsonBodyErrors, ...withKey, 403: ['forbidden'], 409: ['conflict'], 503: ['unavailable'] },
+    errors: {
+      ...jsonBodyErrors,
+      ...withKey,
+      403: ['forbidden'],
+      409: ['conflict', 'reference_purged'],
+      503: ['unavailable'],
+    },
     options: { bodyLimit: BATCH_BODY_LIMIT },
   },
   async ({ caller, body, request, reply }, { batches, banks }: BatchRouteDeps) => {
@@ -193,11 +199,20 @@ const controlPayoutBatch = route(
     answers: {
       200: { description: 'The progress after the change.', ...batch, example: { ...example, status: 'paused' } },
     },
-    errors: { ...jsonBodyErrors, ...withKey, 404: ['not_found'], 409: ['conflict'], ...temporal },
+    errors: {
+      ...jsonBodyErrors,
+      ...withKey,
+      404: ['not_found'],
+      409: ['conflict'],
+      500: ['internal', 'action_not_recorded'],
+      ...temporal,
+    },
   },
   async ({ caller, params, request }, { batches }: BatchRouteDeps) => {
     assertVisible(caller, params.id);
-    const batch = await batches.control(params.id, params.action);
+    // An operator's control is recorded as an operator action; a merchant's own is the merchant's.
+    const operator = caller.role === 'operator' ? caller.name : undefined;
+    const batch = await batches.control(params.id, params.action, operator);
     request.log.info({ batchId: batch.id, action: params.action, role: caller.role }, 'payout batch control');
     return batch;
   },
