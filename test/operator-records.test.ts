@@ -198,13 +198,11 @@ describe('records purge', () => {
   };
   const exists = async (table: 'payments' | 'batches', id: string) =>
     (await db.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id])).rowCount === 1;
-  /** Puts a record and its batch's items back to long ago, as if they had finished then. */
-  const age = (table: 'payments' | 'batches', id: string) =>
-    db.query(`UPDATE ${table} SET recorded_at = $2 WHERE id = $1 OR ($3 AND batch_id = $1)`, [
-      id,
-      LONG_AGO,
-      table === 'batches',
-    ]);
+  /** Puts a record (and a batch's items) back to long ago, as if they had finished then. */
+  const age = async (table: 'payments' | 'batches', id: string) => {
+    await db.query(`UPDATE ${table} SET recorded_at = $2 WHERE id = $1`, [id, LONG_AGO]);
+    if (table === 'batches') await db.query('UPDATE payments SET recorded_at = $2 WHERE batch_id = $1', [id, LONG_AGO]);
+  };
 
   it('deletes finished records past RECORDS_PURGE_AFTER with their actions, keeps open and recent ones and the references', async () => {
     const request = paymentRequest('mobile_money_debit', '00');
