@@ -79,16 +79,7 @@ export async function listOperatorActions(db: Database, filter: ActionFilter): P
   return rows.map(fromRow);
 }
 
-interface ActionRow {
-  id: string;
-  at: Date;
-  operator: string;
-  action: string;
-  subject_id: string;
-  merchant_id: string | null;
-  detail: ActionDetail;
-  outcome: string;
-}
+type ActionRow = Omit<OperatorAction, 'at'> & { at: Date };
 
 function fromRow(row: ActionRow): OperatorAction {
   return { ...row, at: row.at.toISOString() };
