@@ -59,6 +59,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       cardVault,
       records,
     },
+    actions: records,
   });
   const batches = new Batches(client, {
     signingKeys: config.SIGNING_KEYS,
@@ -72,6 +73,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       records,
     },
     records,
+    actions: records,
   });
   const provider = createProviderClient(providerConfig(config));
   const banks = new BankDirectory({

@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { ITEM_STAGES, isBatchClosed } from '../domain/batch-model';
 import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { OpsContext } from './ops-context';
-import { durationOption, parseOptions, wantsJson } from './options';
+import { defaultOperator, durationOption, operatorOption, parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
 import { RateMeter, itemsDone, progressLine } from './progress';
 
 const followOptions = z.object({ interval: durationOption });
+const byOptions = z.object({ by: operatorOption });
 
 /** `ops batch …`: show, follow, pause, resume and cancel payout batches. */
 export function registerBatch(program: Command, ctx: OpsContext): void {
@@ -42,8 +43,10 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
       .command(action)
       .description(description)
       .argument('<id>', 'batch id')
-      .action(async (id: string, _options: unknown, command: Command) => {
-        const progress = await (await ctx.batches()).control(id, action);
+      .option('--by <name>', 'operator name recorded with the action', defaultOperator())
+      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
+        const { by } = parseOptions(byOptions, raw);
+        const progress = await (await ctx.batches({ control: true })).control(id, action, by);
         ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
       });
   }

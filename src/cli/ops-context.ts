@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, parseConfig } from '../config/config-loading';
-import { databaseSettings, optionalSigningKeys, temporalSettings } from '../config/process-settings';
+import { databaseSettings, optionalSigningKeys, purgeSettings, temporalSettings } from '../config/process-settings';
 import { withLocalSecrets } from '../local/secrets';
 import { connectClient } from '../temporal/temporal-client';
 import { TemporalConnectError } from '../temporal/connect-or-diagnose';
@@ -17,12 +17,14 @@ import type { Database } from '../records/database';
 
 /**
  * What the operator CLI reads from the environment: the same Temporal settings and keys as the worker and server, and
- * the records' DATABASE_URL (only `records` commands need it).
+ * the records' DATABASE_URL (for `records` and `actions`, and for what changes a payment or batch: its operator
+ * action is recorded there).
  */
 export const cliSchema = z.object({
   ...temporalSettings,
   ...optionalSigningKeys,
   DATABASE_URL: databaseSettings.DATABASE_URL.optional(),
+  ...purgeSettings,
 });
 
 /** The CLI's exit codes, for scripts. */
@@ -41,11 +43,19 @@ export class CliError extends Error {
 /** What every command gets: a Temporal connection made on first use, its environment, and where to write. */
 export interface OpsContext {
   paymentReads(): Promise<PaymentReads>;
+  /** Resolves payments, recording each as an operator action; refused (usage) without DATABASE_URL. */
   paymentCommands(): Promise<PaymentCommands>;
-  batches(): Promise<Batches>;
+  /** Reads batches; with `{ control: true }` it also controls them, recording each (needs DATABASE_URL). */
+  batches(use?: { control: true }): Promise<Batches>;
   notifications(): Promise<Notifications>;
   /** Compares the records in PostgreSQL with the workflows; refused (usage) without DATABASE_URL. */
   recordVerification(): Promise<RecordVerification>;
+  /** The records in PostgreSQL; refused (usage) without DATABASE_URL, naming `why` they are needed. */
+  records(why?: string): Database;
+  /** The records when DATABASE_URL is set, for commands that show them only when they can. */
+  recordsIfSet(): Database | undefined;
+  /** The configured RECORDS_PURGE_AFTER in milliseconds; undefined when unset (records are kept forever). */
+  purgeAfterMs(): number | undefined;
   /** The Temporal cluster the commands talk to, for messages. */
   readonly target: string;
   /** The CLI's environment, for commands with settings of their own (`codec-url`). */
@@ -92,16 +102,14 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
         );
       }));
   let database: Database | undefined;
-  const records = () => {
+  const records = (why = '`records` commands read and repair the records in PostgreSQL') => {
     const url = settings().DATABASE_URL;
     if (!url) {
-      throw new CliError(
-        'DATABASE_URL is not set: `records` and `notifications` commands read the records in PostgreSQL (postgres://user:password@host:port/db)',
-        EXIT.usage,
-      );
+      throw new CliError(`DATABASE_URL is not set: ${why} (postgres://user:password@host:port/db)`, EXIT.usage);
     }
     return (database ??= openDatabase(url, { max: 4, applicationName: 'ops' }));
   };
+  const actions = () => records('operator actions are recorded in PostgreSQL, and nothing is changed unrecorded');
   return {
     target,
     env,
@@ -109,15 +117,21 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     async paymentReads() {
       return new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
     },
+    records,
+    recordsIfSet: () => (settings().DATABASE_URL ? records() : undefined),
+    purgeAfterMs: () => settings().RECORDS_PURGE_AFTER,
     async paymentCommands() {
+      const db = actions();
       const reads = new PaymentReads(await client(), { taskQueue: settings().TASK_QUEUE });
       return new PaymentCommands(await client(), reads, {
         taskQueue: settings().TASK_QUEUE,
         signingKeys: settings().SIGNING_KEYS,
+        actions: db,
       });
     },
-    async batches() {
-      return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS });
+    async batches(use) {
+      const db = use?.control ? actions() : undefined;
+      return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS, ...(db ? { actions: db } : {}) });
     },
     async notifications() {
       return Promise.resolve(new Notifications(records()));

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { AppError } from '../payments/app-errors';
 import { CliError, EXIT, createContext } from './ops-context';
 import type { OpsContext, RegisterCommand } from './ops-context';
+import { registerActions } from './action-list';
 import { registerBatch } from './batch-commands';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
@@ -22,6 +23,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerBatch,
   registerNotifications,
   registerRecords,
+  registerActions,
   registerCodecUrl,
 ];
 
@@ -29,13 +31,16 @@ const EXIT_CODE: Record<AppError['kind'], number> = {
   not_found: EXIT.notFound,
   conflict: EXIT.conflict,
   unavailable: EXIT.unavailable,
+  reference_purged: EXIT.conflict,
+  action_not_recorded: EXIT.failed,
 };
 
 /** Runs the CLI on the given arguments; resolves to the process exit code. */
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications, records verify; codec-url for the Web UI. Uses ' +
+      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications, records verify and ' +
+        'purge, actions; codec-url for the Web UI. Uses ' +
         'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
         'TEMPORAL_API_KEY, TEMPORAL_PROFILE), and DATABASE_URL for records.',
     )

@@ -1,5 +1,7 @@
+import { userInfo } from 'node:os';
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
+import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { CliError, EXIT } from './ops-context';
 
 /** A command-line duration (`90s`, `5m`, `2h`, `1d`) in milliseconds. */
@@ -11,6 +13,14 @@ export const durationOption = z.string().transform((text, ctx) => {
   }
   return ms;
 });
+
+/** `--by`: the operator an action is recorded for. */
+export const operatorOption = z.string().regex(OPERATOR_NAME, 'must be an operator name: 1–32 of a-z 0-9 . _ -');
+
+/** The operator an action is recorded for when `--by` is not given: the OS user's name, as an operator name. */
+export function defaultOperator(): string {
+  return operatorNameFrom(userInfo().username);
+}
 
 /** A result limit: 1 to 1000 payments. */
 export const limitOption = z.coerce.number().int().min(1).max(1000);

@@ -1,15 +1,10 @@
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { z } from 'zod';
-import { OPERATOR_NAME, operatorNameFrom } from '../domain/operator';
 import { resolutionSchema } from '../domain/requests';
 import type { OpsContext } from './ops-context';
-import { parseOptions, wantsJson } from './options';
+import { defaultOperator, operatorOption, parseOptions, wantsJson } from './options';
 import { fields, json } from './output';
 
-const resolveOptions = resolutionSchema.extend({
-  by: z.string().regex(OPERATOR_NAME, 'must be an operator name: 1–32 of a-z 0-9 . _ -'),
-});
+const resolveOptions = resolutionSchema.extend({ by: operatorOption });
 
 /** `ops resolve <id>`: an operator settles a payment in review (refused unless it is `needs_review`). */
 export function registerResolve(program: Command, ctx: OpsContext): void {
@@ -19,7 +14,7 @@ export function registerResolve(program: Command, ctx: OpsContext): void {
     .argument('<id>', 'payment id')
     .requiredOption('--outcome <outcome>', 'succeeded|failed')
     .requiredOption('--note <text>', 'why: recorded on the payment')
-    .option('--by <name>', 'operator name recorded with the note', operatorNameFrom(userInfo().username))
+    .option('--by <name>', 'operator name recorded with the note and the action', defaultOperator())
     .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
       const { by, ...resolution } = parseOptions(resolveOptions, raw);
       // Recorded as the API records an operator key's name: the `resolved` event says who and why.

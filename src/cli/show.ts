@@ -1,10 +1,16 @@
 import type { Command } from 'commander';
 import type { PaymentResource } from '../domain/payment-model';
+import { listOperatorActions } from '../records/operator-actions';
+import type { OperatorAction } from '../records/operator-actions';
+import { actionTable } from './action-list';
 import type { OpsContext } from './ops-context';
 import { wantsJson } from './options';
 import { fields, json, table, time } from './output';
 
-/** `ops show <id>`: the payment, its own timeline of events, and the steps of its Temporal history. */
+/**
+ * `ops show <id>`: the payment, its own timeline of events, the steps of its Temporal history and, with DATABASE_URL,
+ * the operator actions recorded on it.
+ */
 export function registerShow(program: Command, ctx: OpsContext): void {
   program
     .command('show')
@@ -13,8 +19,9 @@ export function registerShow(program: Command, ctx: OpsContext): void {
     .option('--no-history', 'leave out the Temporal history')
     .action(async (id: string, options: { history: boolean }, command: Command) => {
       const { payment, workflow, history } = await (await ctx.paymentReads()).inspect(id, options.history);
+      const actions = await recordedActions(ctx, id);
       if (wantsJson(command.optsWithGlobals())) {
-        ctx.write(json({ payment, workflow, history }));
+        ctx.write(json({ payment, workflow, history, ...(actions ? { actions } : {}) }));
         return;
       }
       ctx.write(paymentFields(payment, workflow.status));
@@ -34,7 +41,18 @@ export function registerShow(program: Command, ctx: OpsContext): void {
           ),
         );
       }
+      if (actions) ctx.write(`\nOperator actions\n${actionTable(actions)}`);
     });
+}
+
+/** The operator actions on the payment when DATABASE_URL is set; without them (unset, unreachable) it is shown all the same. */
+async function recordedActions(ctx: OpsContext, id: string): Promise<OperatorAction[] | undefined> {
+  const db = ctx.recordsIfSet();
+  if (!db) return undefined;
+  return listOperatorActions(db, { subjectId: id, limit: 100 }).catch((err: unknown) => {
+    process.stderr.write(`ops: operator actions not shown: ${err instanceof Error ? err.message : String(err)}\n`);
+    return undefined;
+  });
 }
 
 function paymentFields(payment: PaymentResource, workflowStatus: string): string {

@@ -8,6 +8,7 @@ import {
   commaList,
   databaseUrl,
   duration,
+  optionalDays,
   flag,
   hostPort,
   keyring,
@@ -58,6 +59,9 @@ export const temporalSettings = {
 
 /** The system of record (PostgreSQL): the server and the worker read and write payments there (docs/records.md). */
 export const databaseSettings = { DATABASE_URL: databaseUrl };
+
+/** How long finished payment and batch records are kept (`records purge`); unset, forever. */
+export const purgeSettings = { RECORDS_PURGE_AFTER: optionalDays };
 
 /** What the server signs and the worker verifies: what starts, settles or resolves a payment or batch. */
 const signing = { SIGNING_KEYS: keyring };

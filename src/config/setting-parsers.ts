@@ -17,6 +17,20 @@ export const duration = (fallback: string) =>
       return ms;
     });
 
+/** A duration in whole days or more (`400d`), or unset. */
+export const optionalDays = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text === '') return undefined;
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < 86_400_000) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration of a day or more, like 400d` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
 export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 export const url = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })

@@ -124,11 +124,13 @@ export const ERROR_CODES = [
   'forbidden',
   'not_found',
   'conflict',
+  'reference_purged',
   'callback_expired',
   'payload_too_large',
   'unsupported_media_type',
   'too_many_callbacks',
   'internal',
+  'action_not_recorded',
   'unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

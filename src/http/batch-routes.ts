@@ -12,9 +12,10 @@ import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
 import {
+  creationErrors,
+  operatorActionErrors,
   batchId,
   createdRange,
-  jsonBodyErrors,
   listQuery,
   page,
   paymentListExample,
@@ -102,7 +103,7 @@ const createPayoutBatch = route(
       201: { description: 'A new batch.', ...batch },
       200: { description: 'The batch this reference and body already started.', ...batch },
     },
-    errors: { ...jsonBodyErrors, ...withKey, 403: ['forbidden'], 409: ['conflict'], 503: ['unavailable'] },
+    errors: creationErrors,
     options: { bodyLimit: BATCH_BODY_LIMIT },
   },
   async ({ caller, body, request, reply }, { batches, banks }: BatchRouteDeps) => {
@@ -193,11 +194,13 @@ const controlPayoutBatch = route(
     answers: {
       200: { description: 'The progress after the change.', ...batch, example: { ...example, status: 'paused' } },
     },
-    errors: { ...jsonBodyErrors, ...withKey, 404: ['not_found'], 409: ['conflict'], ...temporal },
+    errors: operatorActionErrors,
   },
   async ({ caller, params, request }, { batches }: BatchRouteDeps) => {
     assertVisible(caller, params.id);
-    const batch = await batches.control(params.id, params.action);
+    // An operator's control is recorded as an operator action; a merchant's own is the merchant's.
+    const operator = caller.role === 'operator' ? caller.name : undefined;
+    const batch = await batches.control(params.id, params.action, operator);
     request.log.info({ batchId: batch.id, action: params.action, role: caller.role }, 'payout batch control');
     return batch;
   },

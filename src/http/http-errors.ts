@@ -45,8 +45,9 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   if (err instanceof ApiError) {
     apiError = err;
   } else if (err instanceof AppError) {
-    const status = { not_found: 404, conflict: 409, unavailable: 503 }[err.kind];
-    apiError = new ApiError(status, err.kind, err.message);
+    const status = { not_found: 404, conflict: 409, unavailable: 503, reference_purged: 409, action_not_recorded: 500 };
+    if (err.kind === 'action_not_recorded') request.log.error({ err }, 'operator action applied but not recorded');
+    apiError = new ApiError(status[err.kind], err.kind, err.message);
   } else {
     const known = 'code' in err && typeof err.code === 'string' ? FASTIFY_ERRORS[err.code] : undefined;
     const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;

@@ -10,7 +10,8 @@ import type { Caller } from './auth';
 import { assertKnownBanks } from './bank-check';
 import { cursorError, listPage } from './pagination';
 import {
-  jsonBodyErrors,
+  creationErrors,
+  operatorActionErrors,
   listQuery,
   page,
   paymentExample,
@@ -98,13 +99,7 @@ const createPayment = route(
       201: { description: 'A new payment.', ...payment },
       200: { description: 'The payment this reference and body already started; nothing was sent again.', ...payment },
     },
-    errors: {
-      ...jsonBodyErrors,
-      ...withKey,
-      403: ['forbidden'],
-      409: ['conflict'],
-      503: ['unavailable'],
-    },
+    errors: creationErrors,
   },
   async ({ caller, body, request, reply }, { payments, banks }: PaymentRouteDeps) => {
     if (body.type === 'bank_credit') await assertKnownBanks(banks, [{ path: 'bank_code', code: body.bank_code }]);
@@ -191,14 +186,7 @@ const resolvePayment = route(
         },
       },
     },
-    errors: {
-      ...jsonBodyErrors,
-      ...withKey,
-      403: ['forbidden'],
-      404: ['not_found'],
-      409: ['conflict'],
-      ...temporal,
-    },
+    errors: { ...operatorActionErrors, 403: ['forbidden'] },
   },
   async ({ caller, params, body, request }, { payments }: PaymentRouteDeps) => {
     // The payment's `resolved` event records who (the key's person) and why (the note); the log line only who.

@@ -82,6 +82,23 @@ export const always = { 500: ['internal'] } as const satisfies RouteSpec['errors
 export const withKey = { 401: ['unauthorized'], ...always } as const satisfies RouteSpec['errors'];
 /** The error of a route that asks Temporal. */
 export const temporal = { 503: ['unavailable'] } as const satisfies RouteSpec['errors'];
+/** The errors of a route that creates a payment or batch once per merchant reference. */
+export const creationErrors = {
+  ...jsonBodyErrors,
+  ...withKey,
+  403: ['forbidden'],
+  409: ['conflict', 'reference_purged'],
+  503: ['unavailable'],
+} as const satisfies RouteSpec['errors'];
+/** The errors of a route that applies an operator's action, recorded once applied. */
+export const operatorActionErrors = {
+  ...jsonBodyErrors,
+  ...withKey,
+  404: ['not_found'],
+  409: ['conflict'],
+  500: ['internal', 'action_not_recorded'],
+  ...temporal,
+} as const satisfies RouteSpec['errors'];
 
 /** A payment, as it is answered. */
 export const paymentExample = {

@@ -1,10 +1,14 @@
 import { isGrpcServiceError, NamespaceNotFoundError } from '@temporalio/client';
 import { isUnreachable } from '../records/database';
 
-/** A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal. */
+/**
+ * A failure the HTTP layer and the CLI turn into a status code or message without knowing Temporal.
+ * `reference_purged`: the reference's payment or batch was purged from the records (never started again);
+ * `action_not_recorded`: an operator action was applied but PostgreSQL did not take its record.
+ */
 export class AppError extends Error {
   constructor(
-    readonly kind: 'not_found' | 'conflict' | 'unavailable',
+    readonly kind: 'not_found' | 'conflict' | 'unavailable' | 'reference_purged' | 'action_not_recorded',
     message: string,
   ) {
     super(message);
@@ -42,4 +46,13 @@ export function translateRecordError(err: unknown): unknown {
 /** Runs a call to the payment records, translating PostgreSQL being unreachable. */
 export function recordCall<T>(call: () => Promise<T>): Promise<T> {
   return translated(call, translateRecordError);
+}
+
+/** The answer to a reference whose payment or batch `records purge` deleted: it never starts anything again. */
+export function purgedReference(what: string, resourceId: string): AppError {
+  return new AppError(
+    'reference_purged',
+    `${what} was used by ${resourceId}, whose record has been purged (older than the records are kept); ` +
+      'it is never started again: use a new reference',
+  );
 }

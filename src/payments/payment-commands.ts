@@ -18,7 +18,7 @@ import { callbackSignal, initiationUpdate, paymentSearchAttributes, resolveUpdat
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
-import { AppError, recordCall, temporalCall } from './app-errors';
+import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
 import { paymentFingerprint } from './fingerprint';
 import type { PaymentReads } from './payment-reads';
 import { executeUpdate } from './workflow-calls';
@@ -29,6 +29,7 @@ import type { CardVault } from '../vault/card-vault';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
+import { recordAppliedAction } from './operator-action-log';
 
 export interface PaymentCommandsOptions {
   taskQueue: string;
@@ -36,6 +37,8 @@ export interface PaymentCommandsOptions {
   signingKeys?: Keyring;
   /** What creating payments needs; resolving them (the operator CLI) does without. */
   creation?: PaymentCreation;
+  /** Where operator actions are recorded (`operator_actions`): resolving needs it. */
+  actions?: Database;
 }
 
 export interface PaymentCreation {
@@ -99,6 +102,10 @@ export class PaymentCommands {
       if (claim.fingerprint !== fingerprint) {
         await discardCard();
         throw new AppError('conflict', `reference ${request.reference} was already used with a different request`);
+      }
+      if (claim.purged) {
+        await discardCard();
+        throw purgedReference(`reference ${request.reference}`, paymentId);
       }
       const record = await recordCall(() => readPayment(creation.records, paymentId));
       // Recorded past its creation: its workflow ran, and the record answers whatever Temporal has kept of it.
@@ -192,10 +199,26 @@ export class PaymentCommands {
     return description.status.name === 'RUNNING' ? fallback : this.reads.get(paymentId);
   }
 
-  /** An operator's decision on a payment in review; refused unless it is `needs_review`. */
-  async resolve(paymentId: string, resolution: ResolveInput): Promise<PaymentResource> {
+  /** An operator's decision on a payment in review, recorded as their action; refused unless it is `needs_review`. */
+  async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
+    const actions = this.options.actions;
+    if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
     const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
-    return executeUpdate(this.client, paymentId, resolveUpdate, message, 'the payment is already settled');
+    const payment = await executeUpdate(
+      this.client,
+      paymentId,
+      resolveUpdate,
+      message,
+      'the payment is already settled',
+    );
+    await recordAppliedAction(actions, {
+      operator: resolution.operator,
+      action: 'payment.resolve',
+      subjectId: paymentId,
+      detail: { outcome: resolution.outcome, note: resolution.note },
+      outcome: payment.status,
+    });
+    return payment;
   }
 
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */

@@ -18,11 +18,12 @@ import {
   batchPageId,
   batchWorkflowId,
 } from '../domain/ids';
-import { AppError, recordCall, temporalCall } from './app-errors';
+import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
 import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
 import { readBatch } from '../records/record-reads';
 import { requestFingerprint } from './fingerprint';
+import { recordAppliedAction } from './operator-action-log';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
@@ -48,6 +49,8 @@ export interface BatchesOptions {
   creation?: BatchCreation;
   /** The records: with them, `read` answers from PostgreSQL (the merchant API); without them (the CLI), Temporal. */
   records?: Database;
+  /** Where operator actions are recorded (`operator_actions`): an operator's control needs it. */
+  actions?: Database;
 }
 
 const QUERY_TIMEOUT_MS = 5000;
@@ -72,6 +75,7 @@ export class Batches {
     const key = { merchantId, scope: 'batch' as const, reference: batch.reference, fingerprint, resourceId: batchId };
     const claim = await recordCall(() => takeKey(options.records, key));
     if (!claim.taken && claim.fingerprint !== fingerprint) throw batchConflict(batchId);
+    if (!claim.taken && claim.purged) throw purgedReference(`batch reference ${batch.reference}`, batchId);
     const existing = await this.existing(batchId, fingerprint);
     if (existing) return { created: false, batch: existing };
     if (!claim.taken) {
@@ -176,10 +180,30 @@ export class Batches {
     return (await endedWithoutResult(this.client, batchId)) ? { ...progress, status: 'needs_review' } : progress;
   }
 
-  /** Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. */
-  async control(batchId: string, action: BatchAction): Promise<BatchProgress> {
+  /**
+   * Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. An operator's (named)
+   * is recorded as their action.
+   */
+  async control(batchId: string, action: BatchAction, operator?: string): Promise<BatchProgress> {
+    const actions = this.options.actions;
+    if (operator !== undefined && !actions) throw new Error('this Batches instance has no record of operator actions');
     const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, action);
-    return executeUpdate(this.client, batchId, batchControlUpdate, message, 'the batch has already finished');
+    const batch = await executeUpdate(
+      this.client,
+      batchId,
+      batchControlUpdate,
+      message,
+      'the batch has already finished',
+    );
+    if (operator !== undefined && actions) {
+      await recordAppliedAction(actions, {
+        operator,
+        action: `batch.${action}`,
+        subjectId: batchId,
+        outcome: batch.status,
+      });
+    }
+    return batch;
   }
 
   private async existing(batchId: string, fingerprint: string): Promise<BatchProgress | undefined> {

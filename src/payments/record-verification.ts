@@ -3,7 +3,9 @@ import { canonicalJson } from '../crypto/canonical-json';
 import type { BatchProgress } from '../domain/batch-model';
 import { PAYMENT_WORKFLOW, PAYOUT_BATCH_WORKFLOW } from '../domain/ids';
 import type { PaymentResource } from '../domain/payment-model';
+import { inTransaction } from '../records/database';
 import type { Database } from '../records/database';
+import { recordOperatorAction } from '../records/operator-actions';
 import { readVersioned } from '../records/record-reads';
 import type { VersionedRecord } from '../records/record-reads';
 import { repairBatchRecord, repairPaymentRecord } from '../records/record-writes';
@@ -46,6 +48,8 @@ export interface VerifyReport {
 
 export interface VerifyOptions {
   dryRun: boolean;
+  /** Who runs it: each repair is recorded as their operator action (`record.repair`). */
+  operator: string;
   /** Only workflows started at or after this time. */
   startedFrom?: Date;
   /** Called after each workflow checked, with the counts so far. */
@@ -83,14 +87,15 @@ export class RecordVerification {
       if (options.startedFrom) clauses.push(`StartTime >= ${JSON.stringify(options.startedFrom.toISOString())}`);
       const infos = this.client.workflow.list({ query: clauses.join(' AND '), pageSize: 1000 });
       await eachAtMost(CONCURRENCY, infos, async (info) => {
-        await this.check(kind, info, report, options.dryRun);
+        await this.check(kind, info, report, options);
         options.progress?.(report);
       });
     }
     return report;
   }
 
-  private async check(kind: RecordKind, info: WorkflowExecutionInfo, report: VerifyReport, dryRun: boolean) {
+  private async check(kind: RecordKind, info: WorkflowExecutionInfo, report: VerifyReport, options: VerifyOptions) {
+    const { dryRun, operator } = options;
     const counts = kind === 'payment' ? report.payments : report.batches;
     const id = info.workflowId;
     counts.checked += 1;
@@ -112,7 +117,7 @@ export class RecordVerification {
     }
     const found = record ? 'lagging' : 'missing';
     counts[found] += 1;
-    const repaired = !dryRun && (await this.repair(kind, info, live, record));
+    const repaired = !dryRun && (await this.repair(kind, info, live, record, { found, operator }));
     if (repaired) counts.repaired += 1;
     report.differences.push({ kind, id, found, repaired });
   }
@@ -122,17 +127,37 @@ export class RecordVerification {
     info: WorkflowExecutionInfo,
     live: PaymentResource | BatchProgress,
     record: VersionedRecord<unknown> | undefined,
+    why: { found: 'lagging' | 'missing'; operator: string },
   ): Promise<boolean> {
     const attributes = info.typedSearchAttributes;
     const merchantId = attributes.get(SearchAttributes.merchant);
     if (merchantId === undefined)
       throw new Error(`workflow ${info.workflowId} has no ${SearchAttributes.merchant.name}`);
-    if (kind === 'batch') {
-      return recordCall(() => repairBatchRecord(this.records, { resource: live as BatchProgress, merchantId }, record));
-    }
     const batchId = attributes.get(SearchAttributes.batch);
-    const payment = { resource: live as PaymentResource, merchantId, ...(batchId ? { batchId } : {}) };
-    return recordCall(() => repairPaymentRecord(this.records, payment, record));
+    // The repair and its operator action in one transaction: both are written, or neither.
+    return recordCall(() =>
+      inTransaction(this.records, async (client) => {
+        const repaired =
+          kind === 'batch'
+            ? await repairBatchRecord(client, { resource: live as BatchProgress, merchantId }, record)
+            : await repairPaymentRecord(
+                client,
+                { resource: live as PaymentResource, merchantId, ...(batchId ? { batchId } : {}) },
+                record,
+              );
+        if (repaired) {
+          await recordOperatorAction(client, {
+            operator: why.operator,
+            action: 'record.repair',
+            subjectId: info.workflowId,
+            merchantId,
+            detail: { kind, found: why.found, status: live.status },
+            outcome: 'repaired',
+          });
+        }
+        return repaired;
+      }),
+    );
   }
 }
 

@@ -17,8 +17,11 @@ export interface IdempotencyKey {
   resourceId: string;
 }
 
-/** `taken`: this request is the first with its reference; otherwise the key an earlier request took. */
-export type KeyClaim = { taken: true } | { taken: false; fingerprint: string; resourceId: string };
+/**
+ * `taken`: this request is the first with its reference; otherwise the key an earlier request took, `purged` once
+ * `records purge` deleted what it created (the key stays: that reference never starts anything again).
+ */
+export type KeyClaim = { taken: true } | { taken: false; fingerprint: string; resourceId: string; purged: boolean };
 
 /**
  * Takes the key in one transaction with `alongside`, which runs only when the key is new (the payment's revision-0
@@ -40,13 +43,14 @@ export async function takeKey(
       await alongside?.(client);
       return { taken: true };
     }
-    const { rows } = await client.query<{ fingerprint: string; resource_id: string }>(
-      'SELECT fingerprint, resource_id FROM idempotency_keys WHERE merchant_id = $1 AND scope = $2 AND reference = $3',
+    const { rows } = await client.query<{ fingerprint: string; resource_id: string; purged: boolean }>(
+      `SELECT fingerprint, resource_id, purged_at IS NOT NULL AS purged FROM idempotency_keys
+       WHERE merchant_id = $1 AND scope = $2 AND reference = $3`,
       ids,
     );
     const kept = rows[0];
     if (!kept) throw new Error(`idempotency key ${ids.join('/')} vanished while it was read`);
-    return { taken: false, fingerprint: kept.fingerprint, resourceId: kept.resource_id };
+    return { taken: false, fingerprint: kept.fingerprint, resourceId: kept.resource_id, purged: kept.purged };
   });
 }
 

@@ -10,7 +10,7 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs `npm run ops -- …` as a process against the test dev server. */
+/** Runs `npm run ops -- …` as a process against the test dev server and its record database. */
 export function ops(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(
     process.execPath,
@@ -21,6 +21,8 @@ export function ops(args: string[], env: Record<string, string> = {}): Promise<R
         TEMPORAL_ADDRESS: testEnvironment().address,
         ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
         SIGNING_KEYS: TEST_SIGNING_KEYS,
+        // Resolutions and batch controls are recorded there as operator actions.
+        DATABASE_URL: testEnvironment().databaseUrl,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
