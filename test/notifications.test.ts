@@ -212,6 +212,16 @@ describe('merchant notifications', () => {
       { timeoutMs: 10_000, intervalMs: 200, what: 'the replayed event delivered' },
     );
     assert.equal(shown.delivery.replays, 1);
+    const actions = await ops(['actions', '--subject', payment.id, '--json'], withRecords);
+    assert.equal(actions.code, 0, actions.stderr);
+    assert.deepEqual(
+      (JSON.parse(actions.stdout) as { operator: string; action: string; detail: { event_id: string } }[]).map((x) => [
+        x.operator,
+        x.action,
+        x.detail.event_id,
+      ]),
+      [['ada.ops', 'notification.replay', eventId]],
+    );
     assert.deepEqual(
       shown.attempts.map((a) => [a.attempt, a.status_code, a.error]),
       [
@@ -220,11 +230,11 @@ describe('merchant notifications', () => {
       ],
     );
     await assert.rejects(
-      new Notifications(database).replay(eventId, stack.notifiedMerchant),
+      new Notifications(database).replay(eventId, { operator: 'ada.ops', merchantId: stack.notifiedMerchant }),
       (err) => err instanceof AppError && err.kind === 'conflict' && /only failed or stopped/.test(err.message),
     );
     await assert.rejects(
-      new Notifications(database).replay(eventId, 'someone-else'),
+      new Notifications(database).replay(eventId, { operator: 'ada.ops', merchantId: 'someone-else' }),
       (err) => err instanceof AppError && err.kind === 'not_found',
     );
   });

@@ -45,7 +45,9 @@ export function registerNotifications(program: Command, ctx: OpsContext): void {
     .option('--by <name>', 'operator name recorded with the replay', operatorNameFrom(userInfo().username))
     .action(async (eventId: string, raw: Record<string, unknown>, command: Command) => {
       const options = parseOptions(replayOptions, raw);
-      const record = await (await ctx.notifications()).replay(eventId, options.merchant);
+      const record = await (
+        await ctx.notifications()
+      ).replay(eventId, { operator: options.by, merchantId: options.merchant });
       ctx.write(
         wantsJson(command.optsWithGlobals())
           ? json(record)

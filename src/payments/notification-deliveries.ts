@@ -1,6 +1,8 @@
 import type { DeliveryRecord, DeliveryStatus } from '../domain/notification-delivery';
 import type { EventResource } from '../domain/notification-delivery';
+import { inTransaction } from '../records/database';
 import type { Database } from '../records/database';
+import { recordOperatorAction } from '../records/operator-actions';
 import { listEvents, readEvent, replayEvent } from '../records/notification-outbox';
 import type { StoredEvent } from '../records/notification-outbox';
 import { AppError, recordCall } from './app-errors';
@@ -48,9 +50,28 @@ export class Notifications {
     return page.data.map((stored): DeliveryRecord => stored.delivery);
   }
 
-  /** Queues a failed or stopped event again, with a fresh retry window; `conflict` for any other event. */
-  async replay(eventId: string, merchantId?: string): Promise<DeliveryRecord> {
-    const { before, replayed } = await recordCall(() => replayEvent(this.database, eventId, merchantId));
+  /**
+   * Queues a failed or stopped event again, with a fresh retry window, and records who did (one transaction);
+   * `conflict` for any other event.
+   */
+  async replay(eventId: string, options: { operator: string; merchantId?: string }): Promise<DeliveryRecord> {
+    const { before, replayed } = await recordCall(() =>
+      inTransaction(this.database, async (client) => {
+        const result = await replayEvent(client, eventId, options.merchantId);
+        const { delivery } = result.replayed ?? {};
+        if (delivery) {
+          await recordOperatorAction(client, {
+            operator: options.operator,
+            action: 'notification.replay',
+            subjectId: delivery.subject,
+            merchantId: delivery.merchant_id,
+            detail: { event_id: delivery.event_id, type: delivery.type, replays: delivery.replays },
+            outcome: 'pending',
+          });
+        }
+        return result;
+      }),
+    );
     if (replayed) return replayed.delivery;
     if (!before) throw new AppError('not_found', `no notification ${eventId}`);
     throw new AppError(

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { NotificationEvent } from '../domain/notification';
 import type { DeliveryAttempt, DeliveryRecord, DeliveryStatus } from '../domain/notification-delivery';
 import type { Database } from './database';
@@ -186,7 +186,7 @@ export async function listEvents(
 
 /** One event with its attempts, oldest first; undefined when there is none (of this merchant, when one is named). */
 export async function readEvent(
-  db: Database,
+  db: Pool | PoolClient,
   eventId: string,
   merchantId?: string,
 ): Promise<(StoredEvent & { attempts: DeliveryAttempt[] }) | undefined> {
@@ -208,7 +208,7 @@ export async function readEvent(
  * can say why nothing happened) and whether it was re-queued.
  */
 export async function replayEvent(
-  db: Database,
+  db: Pool | PoolClient,
   eventId: string,
   merchantId?: string,
 ): Promise<{ before: StoredEvent | undefined; replayed: StoredEvent | undefined }> {

@@ -12,6 +12,8 @@ import type { Database } from './database';
  */
 export const PURGED_WITH_SUBJECT: readonly { table: string; sql: string }[] = [
   { table: 'operator_actions', sql: 'DELETE FROM operator_actions WHERE subject_id = ANY($1::text[])' },
+  // Their delivery attempts go with them (ON DELETE CASCADE).
+  { table: 'notification_events', sql: 'DELETE FROM notification_events WHERE subject = ANY($1::text[])' },
 ];
 
 /** Only these statuses are ever purged: a payment or batch in any other may still change. */
