@@ -2,7 +2,16 @@
 // rates, latencies, worker memory with payments waiting, and a payout batch (docs/performance.md).
 import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { batchPhase, fullPhase, openPhase, startTwin, twinPhase, waitingPhase } from './bench/phases';
+import {
+  batchPhase,
+  fullPhase,
+  getPhase,
+  openPhase,
+  perWrite,
+  startTwin,
+  twinPhase,
+  waitingPhase,
+} from './bench/phases';
 import { printTable } from './bench/report';
 import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
@@ -33,6 +42,7 @@ async function main(): Promise<number> {
     const twinWorker = await startTwin(stack);
     const twin = await twinPhase(twinWorker, settings);
     const full = await fullPhase(stack, settings);
+    const get = await getPhase(stack, settings, full.paymentIds);
     const open = await openPhase(stack, twinWorker, settings, full.rate);
     await twinWorker.stop();
     const waiting = await waitingPhase(stack, settings, settings.BENCH_CLIENTS);
@@ -50,6 +60,35 @@ async function main(): Promise<number> {
         value: fixed(full.rate / twin.rate, 2),
         target: '≥ 0.95',
         met: full.rate / twin.rate >= 0.95,
+      },
+      {
+        name: 'CPU ms per payment / per twin (closed loop)',
+        value: `${fixed(full.cpu.total, 1)} / ${fixed(twin.cpu.total, 1)}`,
+      },
+      ...Object.entries(full.cpu.byProcess).map(([process, ms]) => ({
+        name: `  ${process}`,
+        value: `${fixed(ms, 1)} / ${fixed(twin.cpu.byProcess[process] ?? Number.NaN, 1)}`,
+      })),
+      {
+        name: 'records per payment: row writes · commits',
+        value: `${fixed(full.writes.rows, 1)} (${fixed(full.writes.inserted, 1)} ins, ${fixed(full.writes.updated, 1)} upd) · ${fixed(full.writes.commits, 1)}`,
+      },
+      { name: 'PostgreSQL CPU per write', value: perWrite(full.cpu, full.writes) },
+      {
+        name: 'recordPayment local activity per payment, mean',
+        value: `${fixed(full.recordPayment.count, 1)}, ${fixed(full.recordPayment.seconds * 1000, 1)} ms`,
+      },
+      {
+        name: `GET p50 / p99 (closed loop, ${fixed(get.rate)}/s)`,
+        value: `${fixed(percentile(get.latencies, 0.5), 1)} / ${fixed(percentile(get.latencies, 0.99), 1)} ms`,
+      },
+      {
+        name: 'CPU ms per GET: server · postgres · total',
+        value: `${fixed(get.cpu.byProcess.server ?? Number.NaN, 2)} · ${fixed(get.cpu.byProcess.postgres ?? Number.NaN, 2)} · ${fixed(get.cpu.total, 2)}`,
+      },
+      {
+        name: 'CPU ms per GET: temporal · worker (no query)',
+        value: `${fixed(get.cpu.byProcess.temporal ?? Number.NaN, 2)} · ${fixed(get.cpu.byProcess.worker ?? Number.NaN, 2)}`,
       },
       { name: 'twin one at a time p50', value: `${fixed(twinP50)} ms` },
       { name: 'full one at a time p50 (POST → final)', value: `${fixed(fullP50)} ms` },

@@ -13,6 +13,7 @@ const SMALL = {
   BENCH_WARMUP_SECONDS: '1',
   BENCH_SERIAL: '3',
   BENCH_OPEN_SECONDS: '2',
+  BENCH_GET_SECONDS: '2',
   BENCH_WAITING: '20',
   BENCH_ITEMS: '40',
   BENCH_CONCURRENCY: '10',
@@ -39,6 +40,34 @@ it('npm run bench runs every phase through the real stack and prints its figures
   assert.match(output, /worker RSS, 20 waiting \(peak\)\s+\d+ MB\s+≤ 300 MB\s+(met|NOT MET)/);
   assert.match(output, /batch: 40 items\s+[\d.]+ items\/s/);
   assert.match(output, /history events per payment \(callback after ack\) \/ twin\s+\d+ \(\+5 at close\) \/ \d+/);
+  // CPU per payment by process, PostgreSQL's whole process tree among them, beside the twin's.
+  const perProcess = (name: string) => {
+    const match = new RegExp(`\\[bench\\]\\s+${name}\\s+(-?[\\d.]+) / (-?[\\d.]+)\\n`).exec(output);
+    assert.ok(match, `no CPU line for ${name}`);
+    return { full: Number(match[1]), twin: Number(match[2]) };
+  };
+  for (const name of ['temporal', 'worker', 'server', 'redis', 'bench \\(sandbox, clients\\)']) {
+    const cpu = perProcess(name);
+    assert.ok(cpu.full >= 0 && cpu.twin >= 0, `${name}: ${JSON.stringify(cpu)}`);
+  }
+  const postgres = perProcess('postgres');
+  assert.ok(postgres.full > 0 && postgres.twin >= 0, `postgres: ${JSON.stringify(postgres)}`);
+  assert.match(output, /CPU ms per payment \/ per twin \(closed loop\)\s+[\d.]+ \/ [\d.]+/);
+  // What each payment wrote: at least its idempotency key and its record, each in a transaction.
+  const records = /records per payment: row writes · commits\s+([\d.]+) \(([\d.]+) ins, ([\d.]+) upd\) · ([\d.]+)/.exec(
+    output,
+  );
+  assert.ok(records, 'no records line');
+  const [rows, inserted, updated, commits] = records.slice(1).map(Number);
+  assert.ok((rows ?? 0) >= 2 && (inserted ?? 0) >= 1 && (updated ?? -1) >= 0 && (commits ?? 0) >= 1, records[0]);
+  assert.match(output, /PostgreSQL CPU per write\s+[\d.]+ ms per row write · [\d.]+ ms per commit/);
+  const recordPayment = /recordPayment local activity per payment, mean\s+([\d.]+), ([\d.]+) ms/.exec(output);
+  assert.ok(recordPayment && Number(recordPayment[1]) >= 1, recordPayment?.[0] ?? 'no recordPayment line');
+  // GETs read PostgreSQL: they cost the server and PostgreSQL, not Temporal or the worker.
+  assert.match(output, /GET p50 \/ p99 \(closed loop, \d+\/s\)\s+[\d.]+ \/ [\d.]+ ms/);
+  const getCpu = /CPU ms per GET: server · postgres · total\s+([\d.]+) · ([\d.]+) · ([\d.]+)/.exec(output);
+  assert.ok(getCpu && Number(getCpu[2]) >= 0 && Number(getCpu[3]) > 0, getCpu?.[0] ?? 'no CPU per GET line');
+  assert.match(output, /CPU ms per GET: temporal · worker \(no query\)\s+[\d.]+ · [\d.]+/);
   // Wrong outcomes end the run with a non-zero code; a right one says so.
   assert.match(output, /callback → final status \(history\): p50 \d+ ms · p99 \d+ ms \(n=\d+\)/);
   assert.match(output, /\[bench\] DONE/);

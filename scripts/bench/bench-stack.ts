@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { request } from 'undici';
 import { generateKeyEntry, parseKeyring } from '../../src/crypto/keyring';
-import { buildStack, serverInProcess, workerProcess } from '../../src/local/stack-builder';
+import { buildStack, serverProcess, workerProcess } from '../../src/local/stack-builder';
 import type { BuiltStack } from '../../src/local/stack-builder';
 import type { Sandbox } from '../../src/sandbox/sandbox-app';
 import { connectClient } from '../../src/temporal/temporal-client';
+import { processCpu, processTreeCpu } from './cpu';
+import type { CpuSource } from './cpu';
+import { PostgresStats } from './postgres-stats';
 import { log } from './stats';
 
 export const MERCHANT_KEY = 'mk_bench_0123456789abcdef';
@@ -21,8 +24,15 @@ export interface BenchStack {
   client: Client;
   sandbox: Sandbox;
   workerPid: number;
-  /** The processes whose CPU the bench accounts for: Temporal, Redis, the worker, and the bench (server, sandbox, clients). */
-  pids: Record<string, number>;
+  /**
+   * The processes whose CPU the bench accounts for: Temporal, the worker, the server, PostgreSQL (the postmaster and
+   * every process under it), Redis, and the bench's own (sandbox and clients).
+   */
+  cpu: Record<string, CpuSource>;
+  /** The payments database's write counters. */
+  postgresStats: PostgresStats;
+  /** The worker's Prometheus endpoint (host:port). */
+  workerMetricsAddress: string;
   /** The merchant API, as a merchant calls it. */
   api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Starts the twin's worker process; resolves once it polls. */
@@ -71,7 +81,8 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
       }),
       // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
       worker: workerProcess((process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)),
-      servers: [serverInProcess()],
+      // The server as `npm run server` runs it, in a process of its own: its CPU apart from the sandbox's and the clients'.
+      servers: [serverProcess()],
       // A worker that dies mid-run would leave payments waiting forever: the run is broken, so it ends.
       onUnexpectedExit: (name, code, signal) => {
         log(`BROKEN: the ${name} exited mid-run (${code ?? signal}); stopping`);
@@ -91,8 +102,10 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
     await stack.stop();
     throw err;
   });
+  const postgresStats = new PostgresStats(stack.databaseUrl);
   const stop = async () => {
     await client.connection.close().catch(() => undefined);
+    await postgresStats.close().catch(() => undefined);
     await stack.stop();
   };
   const baseUrl = stack.serverUrls[0] ?? '';
@@ -121,13 +134,29 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
     return child;
   };
   const workerPid = stack.worker?.child?.pid ?? 0;
-  const pids = {
-    temporal: stack.devServer?.process.pid ?? 0,
-    worker: workerPid,
-    'bench (server, sandbox, clients)': process.pid,
-    redis: stack.redis?.process.pid ?? 0,
+  const postmasterPid = await postgresStats.postmasterPid().catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  const cpu = {
+    temporal: processTreeCpu(stack.devServer?.process.pid ?? 0),
+    worker: processTreeCpu(workerPid),
+    server: processTreeCpu(stack.servers[0]?.child?.pid ?? 0),
+    postgres: processTreeCpu(postmasterPid),
+    redis: processTreeCpu(stack.redis?.process.pid ?? 0),
+    'bench (sandbox, clients)': processCpu(process.pid),
   };
-  return { client, sandbox: stack.sandbox, workerPid, pids, api, startTwinWorker, stop };
+  return {
+    client,
+    sandbox: stack.sandbox,
+    workerPid,
+    cpu,
+    postgresStats,
+    workerMetricsAddress: stack.workerMetricsAddress,
+    api,
+    startTwinWorker,
+    stop,
+  };
 }
 
 /**

@@ -1,10 +1,13 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { BatchProgress } from '../../src/domain/batch-model';
-import { CpuMeter } from './cpu';
+import { CpuMeter, cpuLine, processTreeCpu } from './cpu';
+import type { CpuPer } from './cpu';
 import { callbackToFinal, idleEventCount, signalToCompletion } from './history';
 import type { SignalSpan } from './history';
 import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
+import { AFTER_LOAD_MS, localActivityTimes, writesLine, writesPer } from './postgres-stats';
+import type { ActivityTimes, WritesPer } from './postgres-stats';
 import { RssSampler } from './rss';
 import type { BenchSettings } from './settings';
 import { stopChild } from '../../src/local/stack-builder';
@@ -16,6 +19,17 @@ import { twinGo, twinReady, twinWorkflow } from './twin-workflow';
 export interface RateAndLatency {
   rate: number;
   serial: number[];
+  /** CPU per run in the closed loop, by process. */
+  cpu: CpuPer;
+}
+
+/** The full stack's closed loop, and what each payment wrote to PostgreSQL. */
+export interface FullResult extends RateAndLatency {
+  writes: WritesPer;
+  /** The worker's recordPayment local activities in the closed loop: per payment, and their mean time. */
+  recordPayment: ActivityTimes;
+  /** The closed loop's payments, all final. */
+  paymentIds: string[];
 }
 
 /** The twin's worker and a client for it; `run` is one twin from start to result. */
@@ -45,8 +59,7 @@ export async function startTwin(stack: BenchStack): Promise<Twin> {
     return handle.workflowId;
   };
   // The payment worker idles meanwhile; the twin's own worker takes its place in the accounts.
-  const others = Object.entries(stack.pids).filter(([name]) => name !== 'worker');
-  const cpu = new CpuMeter({ ...Object.fromEntries(others), 'twin worker': worker.pid ?? 0 });
+  const cpu = new CpuMeter({ ...stack.cpu, worker: processTreeCpu(worker.pid ?? 0) });
   return { run, cpu, stop: () => stopChild(worker) };
 }
 
@@ -64,33 +77,91 @@ export async function twinPhase(twin: Twin, settings: BenchSettings): Promise<Ra
   log(
     `  twin closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
   );
-  log(`  ${twin.cpu.per(closed.completed)}`);
+  const cpu = twin.cpu.per(closed.completed);
+  log(`  ${cpuLine(cpu)} (worker: the twin's)`);
   const serial = await oneAtATime(settings.BENCH_SERIAL, (i) => twin.run(1_000_000 + i).then(() => undefined));
   log(`  twin one at a time: ${latencyLine(serial)}`);
-  return { rate: closed.rate, serial };
+  return { rate: closed.rate, serial, cpu };
 }
 
 /** (b) and (c): the full stack's closed-loop rate, then one payment at a time. */
-export async function fullPhase(stack: BenchStack, settings: BenchSettings): Promise<RateAndLatency> {
+export async function fullPhase(stack: BenchStack, settings: BenchSettings): Promise<FullResult> {
   log('(b) full stack: POST /v1/payments (mobile money, scenario 00, callback at once) → GET shows succeeded');
   stack.sandbox.setCallbackDelay(0);
-  const cpu = new CpuMeter(stack.pids);
-  cpu.start();
+  const meter = new CpuMeter(stack.cpu);
+  const writesBefore = await stack.postgresStats.counters();
+  const recordBefore = await localActivityTimes(stack.workerMetricsAddress, 'recordPayment');
+  const paymentIds: string[] = [];
+  meter.start();
   const closed = await closedLoop(
     'full',
     settings.BENCH_CLIENTS,
     settings.BENCH_WARMUP_SECONDS,
     settings.BENCH_RATE_SECONDS,
-    () => paymentToFinalStatus(stack).then(() => undefined),
+    async () => {
+      paymentIds.push(await paymentToFinalStatus(stack));
+    },
   );
+  const cpu = meter.per(closed.completed);
+  const writes = writesPer(writesBefore, await stack.postgresStats.counters(AFTER_LOAD_MS), closed.completed);
+  const recordAfter = await localActivityTimes(stack.workerMetricsAddress, 'recordPayment');
+  const recordCount = recordAfter.count - recordBefore.count;
+  const recordPayment = {
+    count: recordCount / Math.max(closed.completed, 1),
+    seconds: (recordAfter.seconds - recordBefore.seconds) / Math.max(recordCount, 1),
+  };
   log(
     `  full closed loop: ${closed.rate.toFixed(1)}/s with ${settings.BENCH_CLIENTS} clients, ${latencyLine(closed.latencies)}`,
   );
-  log(`  ${cpu.per(closed.completed)}`);
+  log(`  ${cpuLine(cpu)}`);
+  log(`  records ${writesLine(writes, 'payment')}`);
+  log(
+    `  PostgreSQL CPU ${perWrite(cpu, writes)}; recordPayment local activity (worker): ` +
+      `${recordPayment.count.toFixed(1)} per payment, mean ${(recordPayment.seconds * 1000).toFixed(1)} ms`,
+  );
   log('(c) full stack, one payment at a time');
   const serial = await oneAtATime(settings.BENCH_SERIAL, () => paymentToFinalStatus(stack).then(() => undefined));
   log(`  full one at a time: ${latencyLine(serial)}`);
-  return { rate: closed.rate, serial };
+  return { rate: closed.rate, serial, cpu, writes, recordPayment, paymentIds };
+}
+
+/** PostgreSQL's CPU per row write and per commit, as "0.21 ms per row write · 0.30 ms per commit". */
+export function perWrite(cpu: CpuPer, writes: WritesPer): string {
+  const postgres = cpu.byProcess.postgres ?? 0;
+  return (
+    `${(postgres / Math.max(writes.rows, Number.EPSILON)).toFixed(2)} ms per row write · ` +
+    `${(postgres / Math.max(writes.commits, Number.EPSILON)).toFixed(2)} ms per commit`
+  );
+}
+
+export interface GetResult {
+  rate: number;
+  latencies: number[];
+  cpu: CpuPer;
+  writes: WritesPer;
+}
+
+/**
+ * (c′) `GET /v1/payments/{id}` of the closed loop's final payments, by the same clients in a closed loop: a GET reads
+ * PostgreSQL only, so Temporal and the worker should spend nothing on it.
+ */
+export async function getPhase(stack: BenchStack, settings: BenchSettings, paymentIds: string[]): Promise<GetResult> {
+  log(`(c′) GET /v1/payments/{id} of the ${paymentIds.length} payments of (b), ${settings.BENCH_CLIENTS} clients`);
+  const meter = new CpuMeter(stack.cpu);
+  const writesBefore = await stack.postgresStats.counters();
+  meter.start();
+  const closed = await closedLoop('get', settings.BENCH_CLIENTS, 0, settings.BENCH_GET_SECONDS, async (i) => {
+    const id = paymentIds[i % paymentIds.length] ?? '';
+    const shown = await stack.api<{ status: string }>('GET', `/v1/payments/${id}`);
+    if (shown.status !== 200 || shown.body.status !== 'succeeded')
+      throw new Error(`GET ${id} answered ${shown.status} ${shown.body.status}, not succeeded`);
+  });
+  const cpu = meter.per(closed.completed);
+  const writes = writesPer(writesBefore, await stack.postgresStats.counters(AFTER_LOAD_MS), closed.completed);
+  log(`  GET closed loop: ${closed.rate.toFixed(1)}/s, ${latencyLine(closed.latencies)}`);
+  log(`  ${cpuLine(cpu, 'GET')}`);
+  log(`  PostgreSQL ${writesLine(writes, 'GET')}`);
+  return { rate: closed.rate, latencies: closed.latencies, cpu, writes };
 }
 
 export interface OpenLoopResult {

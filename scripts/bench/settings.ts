@@ -9,6 +9,8 @@ const benchSchema = z.object({
   /** Measured seconds of each closed-loop phase, after BENCH_WARMUP_SECONDS not counted. */
   BENCH_RATE_SECONDS: count(60),
   BENCH_WARMUP_SECONDS: count(5),
+  /** Measured seconds of GETs of the closed loop's payments, by BENCH_CLIENTS clients. */
+  BENCH_GET_SECONDS: count(20),
   /** Payments (and twin runs) one at a time. */
   BENCH_SERIAL: count(50),
   /** Seconds of the open-loop phase at half the measured full-stack rate. */
