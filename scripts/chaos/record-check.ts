@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { canonicalJson } from '../../src/crypto/canonical-json';
+import type { PaymentResource } from '../../src/domain/payment-model';
+import { openDatabase } from '../../src/records/database';
+import type { Database } from '../../src/records/database';
+
+// Every record in PostgreSQL against its workflow's final state (the workflow's result: what it returned once it had
+// written its last record), read directly from the tables rather than through the API, which answers from the
+// workflow when a record is missing.
+
+export interface RecordCheckInput {
+  client: Client;
+  databaseUrl: string;
+  /** The payments (single and batch items) the run created. */
+  paymentIds: string[];
+  batchId: string;
+  /** What the API answered for each payment once it was final: a record behind that answer has regressed. */
+  answered: Map<string, PaymentResource>;
+  /** How long workflows and records may take to finish and catch up. */
+  timeoutMs: number;
+  log: (line: string) => void;
+}
+
+export interface RecordVerdict {
+  figures: string[];
+  problems: string[];
+}
+
+interface RecordRow {
+  id: string;
+  status: string;
+  resource: { status: string; events?: unknown[] };
+}
+
+/** Workflow results awaited at once. */
+const RESULT_READERS = 32;
+const POLL_MS = 2000;
+const PROGRESS_MS = 10_000;
+
+/** Each workflow's result, by id, for those that finish before `deadline`. */
+async function workflowResults(client: Client, ids: string[], deadline: number): Promise<Map<string, unknown>> {
+  const results = new Map<string, unknown>();
+  let next = 0;
+  const reader = async () => {
+    while (next < ids.length && Date.now() < deadline) {
+      const id = ids[next++] as string;
+      const result = await client
+        .withDeadline(deadline, () => client.workflow.getHandle(id).result())
+        .catch(() => undefined);
+      if (result !== undefined) results.set(id, result);
+    }
+  };
+  await Promise.all(Array.from({ length: RESULT_READERS }, reader));
+  return results;
+}
+
+function selectRows(db: Database, table: 'payments' | 'batches', ids: string[]) {
+  return db.query<RecordRow>(`SELECT id, status, resource FROM ${table} WHERE id = ANY($1)`, [ids]);
+}
+
+/** The rows of `ids` in `table`, by id; none while PostgreSQL does not answer. */
+async function readRows(db: Database, table: 'payments' | 'batches', ids: string[]): Promise<Map<string, RecordRow>> {
+  const { rows } = await selectRows(db, table, ids).catch(() => ({ rows: [] as RecordRow[] }));
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+function equals(row: RecordRow | undefined, final: unknown): boolean {
+  const status = (final as { status?: string } | undefined)?.status;
+  return row !== undefined && row.status === status && canonicalJson(row.resource) === canonicalJson(final);
+}
+
+/** A record holding less than the API already answered for it: fewer events, or another final status. */
+function regressed(row: RecordRow | undefined, answered: PaymentResource | undefined): boolean {
+  if (!row || !answered) return false;
+  return row.status !== answered.status || (row.resource.events?.length ?? 0) < answered.events.length;
+}
+
+/**
+ * Waits (up to the time-out, printing progress) until every workflow has finished and every record equals its result;
+ * then counts the records lost (no row), regressed and still differing.
+ */
+export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdict> {
+  const started = Date.now();
+  const deadline = started + input.timeoutMs;
+  const ids = [...input.paymentIds, input.batchId];
+  const finals = await workflowResults(input.client, ids, deadline);
+  const unfinished = ids.filter((id) => !finals.has(id));
+  const db = openDatabase(input.databaseUrl, { max: 2, applicationName: 'chaos record check' });
+  let rows = new Map<string, RecordRow>();
+  const isEqual = (id: string) => equals(rows.get(id), finals.get(id));
+  const progress = setInterval(() => {
+    input.log(`${ids.filter(isEqual).length}/${ids.length} records equal their workflows' final state`);
+  }, PROGRESS_MS);
+  try {
+    for (;;) {
+      const open = ids.filter((id) => finals.has(id) && !isEqual(id));
+      const payments = open.filter((id) => id !== input.batchId);
+      for (const [id, row] of await readRows(db, 'payments', payments)) rows.set(id, row);
+      if (open.includes(input.batchId)) {
+        for (const [id, row] of await readRows(db, 'batches', [input.batchId])) rows.set(id, row);
+      }
+      if (!open.some((id) => !isEqual(id)) || Date.now() >= deadline) break;
+      await sleep(POLL_MS);
+    }
+    // Once more, every one: a record that equalled its workflow and then moved counts too.
+    const [payments, batches] = await Promise.all([
+      selectRows(db, 'payments', input.paymentIds),
+      selectRows(db, 'batches', [input.batchId]),
+    ]);
+    rows = new Map([...payments.rows, ...batches.rows].map((row) => [row.id, row]));
+  } finally {
+    clearInterval(progress);
+    await db.end();
+  }
+
+  const lost = ids.filter((id) => !rows.has(id));
+  const back = input.paymentIds.filter((id) => regressed(rows.get(id), input.answered.get(id)));
+  const differing = ids.filter((id) => rows.has(id) && finals.has(id) && !isEqual(id));
+  const equal = ids.filter(isEqual).length;
+  const list = (label: string, values: string[]) =>
+    values.length ? [`records ${label} ${values.length}: ${values.slice(0, 10).join(', ')}`] : [];
+  return {
+    figures: [
+      `records: ${equal}/${ids.length} equal their workflow's final state (${input.paymentIds.length} payments and items, 1 batch), in ${((Date.now() - started) / 1000).toFixed(0)} s after settling`,
+      `records lost ${lost.length} · regressed ${back.length} · differing ${differing.length} · workflows unfinished ${unfinished.length}`,
+    ],
+    problems: [
+      ...list('lost (no row in PostgreSQL)', lost),
+      ...list('regressed (behind what GET answered)', back),
+      ...list('differing from their workflow', differing),
+      ...list('whose workflow did not finish', unfinished),
+    ],
+  };
+}
