@@ -79,6 +79,18 @@ function equals(row: RecordRow | undefined, final: unknown): boolean {
   return row !== undefined && row.status === status && canonicalJson(row.resource) === canonicalJson(final);
 }
 
+/** How a record and its workflow's state differ: status and events, or the first field that differs. */
+function difference(row: RecordRow | undefined, final: unknown): string {
+  const state = final as { status?: string; events?: Array<{ type: string }> };
+  const events = (value: { events?: unknown[] } | undefined) =>
+    (value?.events ?? []).map((e) => (e as { type: string }).type).join(' ');
+  const record = row?.resource as Record<string, unknown> | undefined;
+  const field = Object.keys({ ...record, ...(final as object) }).find(
+    (key) => canonicalJson(record?.[key]) !== canonicalJson((final as Record<string, unknown>)[key]),
+  );
+  return `record ${row?.status}: ${events(row?.resource)}; workflow ${state.status}: ${events(state)}; first field ${field}`;
+}
+
 /** A record holding less than the API already answered for it: fewer events, or another final status. */
 function regressed(row: RecordRow | undefined, answered: PaymentResource | undefined): boolean {
   if (!row || !answered) return false;
@@ -140,7 +152,10 @@ export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdi
     problems: [
       ...list('lost (no row in PostgreSQL)', lost),
       ...list('regressed (behind what GET answered)', back),
-      ...list('differing from their workflow', differing),
+      ...list(
+        'differing from their workflow',
+        differing.map((id) => `${id} (${difference(rows.get(id), finals.get(id))})`),
+      ),
       ...list('whose workflow could not be read', unreadable),
     ],
   };
