@@ -1,6 +1,7 @@
 // npm run chaos: payments of every type and scenario and a payout batch through the whole stack while it is broken
-// on purpose (worker kills, a Temporal restart, an API server kill, Redis stopped, a faulty provider and callbacks);
-// every payment is then checked from outside. Sizes: CHAOS_PAYMENTS (1000), CHAOS_BATCH_ITEMS (500), CHAOS_SEED.
+// on purpose (worker kills, a Temporal restart, an API server kill, Redis stopped, PostgreSQL frozen, stopped and
+// killed, a faulty provider and callbacks); every payment is then checked from outside, and its record against its
+// workflow. Sizes: CHAOS_PAYMENTS (1000), CHAOS_BATCH_ITEMS (500), CHAOS_SEED.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChaos } from './chaos/run';
@@ -29,6 +30,7 @@ async function main(): Promise<number> {
     loadForMs: Number(process.env.CHAOS_LOAD_MS ?? 60_000),
     reportFile: process.env.CHAOS_REPORT ?? join(tmpdir(), `chaos-report-${seed}.json`),
     settleForMs: Number(process.env.CHAOS_SETTLE_MS ?? 420_000),
+    recordsForMs: Number(process.env.CHAOS_RECORDS_MS ?? 180_000),
     log,
   });
   log('results');

@@ -6,6 +6,8 @@ import { generateKeyEntry } from '../../src/crypto/keyring';
 import { buildStack, serverProcess, workerProcess } from '../../src/local/stack-builder';
 import { startFaultProxy } from './fault-proxy';
 import type { ProxyExchange } from './fault-proxy';
+import { startChaosPostgres } from './postgres-faults';
+import type { ChaosPostgres } from './postgres-faults';
 
 export const MERCHANT_ID = 'chaos';
 export const MERCHANT_KEY = 'mk_chaos_0123456789abcdef';
@@ -38,6 +40,8 @@ export interface ChaosStack {
   sandboxToken: string;
   temporalAddress: string;
   encryptionKeys: string;
+  /** The PostgreSQL holding the records (read directly to compare them with their workflows), to break on purpose. */
+  postgres: ChaosPostgres;
   killWorker: () => Promise<void>;
   startWorker: () => Promise<void>;
   restartTemporal: () => Promise<number>;
@@ -48,15 +52,23 @@ export interface ChaosStack {
   close(): Promise<void>;
 }
 
-/** Starts Temporal (persisted, so it can restart), Redis (persisted), the sandbox behind its proxies, a worker and two API servers. */
+/**
+ * Starts Temporal (persisted, so it can restart), Redis (persisted), PostgreSQL (its own, so it can be stopped, frozen
+ * and killed), the sandbox behind its proxies, a worker and two API servers.
+ */
 export async function startChaosStack(options: ChaosStackOptions): Promise<ChaosStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chaos-'));
   mkdirSync(join(dataDir, 'redis'));
   const encryptionKeys = generateKeyEntry('chaos');
   const removeData = () => rmSync(dataDir, { recursive: true, force: true });
+  const postgres = await startChaosPostgres(dataDir).catch((err: unknown) => {
+    removeData();
+    throw err;
+  });
   const stack = await buildStack({
     temporal: { devServer: { namespace: 'default', dbFile: join(dataDir, 'temporal.db') } },
     vault: { redis: { password: randomBytes(16).toString('hex'), dataDir: join(dataDir, 'redis') } },
+    database: { url: postgres.url },
     sandbox: {
       token: SANDBOX_TOKEN,
       callbackDelayMs: 1000,
@@ -96,7 +108,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     }),
     worker: workerProcess(),
     servers: [serverProcess(), serverProcess()],
-  }).catch((err: unknown) => {
+  }).catch(async (err: unknown) => {
+    await postgres.close();
     removeData();
     throw err;
   });
@@ -107,6 +120,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     sandboxToken: SANDBOX_TOKEN,
     temporalAddress: stack.temporalAddress,
     encryptionKeys,
+    postgres,
     startWorker: () => stack.startWorker(),
     killWorker: () => stack.stopWorker('SIGKILL'),
     restartTemporal: () => stack.restartTemporal(),
@@ -116,6 +130,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     startRedis: () => stack.startVault(),
     close: async () => {
       await stack.stop();
+      await postgres.close();
       removeData();
     },
   };

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { parseKeyring } from '../../src/crypto/keyring';
 import { batchProgressSchema, paymentResourceSchema } from '../../src/domain/api-resources';
 import type { BatchProgress } from '../../src/domain/batch-model';
 import type { PaymentResource } from '../../src/domain/payment-model';
@@ -16,6 +17,8 @@ import { verify } from './verify';
 import type { Outage, Planned } from './verify';
 import { SCENARIOS } from './scenario-digits';
 import { sampleBatchItems, sampleRequest } from '../../src/local/sample-requests';
+import { connectClient } from '../../src/temporal/temporal-client';
+import { checkRecords } from './record-check';
 import { MERCHANT_ID, startChaosStack } from './chaos-stack';
 import type { ChaosStack } from './chaos-stack';
 
@@ -31,6 +34,8 @@ export interface ChaosOptions {
   reportFile: string;
   /** How long payments may take to settle once the load is over. */
   settleForMs: number;
+  /** How long, once they settled, workflows may take to finish and their records to catch up. */
+  recordsForMs: number;
   log: (line: string) => void;
 }
 
@@ -52,24 +57,45 @@ const SETTLE_READERS = 32;
 const WORKER_DOWN_MS = 2000;
 const SERVER_DOWN_MS = 3000;
 const REDIS_DOWN_MS = 10_000;
-/** Takes a process down, waits, brings it back; resolves to how long it was gone. */
-async function outage(down: () => Promise<unknown>, forMs: number, up: () => Promise<unknown>): Promise<number> {
+const POSTGRES_DOWN_MS = 10_000;
+/** Runs `work`; resolves to how long it took. */
+async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = Date.now();
-  await down();
-  await sleep(forMs);
-  await up();
+  await work();
   return Date.now() - started;
+}
+
+/** Takes a process down, waits, brings it back; resolves to how long it was gone. */
+function outage(down: () => Promise<unknown>, forMs: number, up: () => Promise<unknown>): Promise<number> {
+  return timed(async () => {
+    await down();
+    await sleep(forMs);
+    await up();
+  });
 }
 
 /** The faults, each due once this share of the payments is created. */
 function faultSchedule(stack: ChaosStack) {
   const killWorker = () => outage(stack.killWorker, WORKER_DOWN_MS, stack.startWorker);
+  const seconds = POSTGRES_DOWN_MS / 1000;
   return [
     { at: 0.1, what: 'worker SIGKILL', run: killWorker },
-    { at: 0.25, what: 'Temporal server restart', run: () => stack.restartTemporal() },
+    {
+      // A network partition: connections open, nothing answers.
+      at: 0.2,
+      what: `PostgreSQL frozen ${seconds} s (SIGSTOP)`,
+      run: () => timed(() => stack.postgres.freezeFor(POSTGRES_DOWN_MS)),
+    },
+    { at: 0.3, what: 'Temporal server restart', run: () => stack.restartTemporal() },
     { at: 0.4, what: 'worker SIGKILL', run: killWorker },
     {
-      at: 0.55,
+      // A restart or a failover: connections refused.
+      at: 0.5,
+      what: `PostgreSQL stopped ${seconds} s`,
+      run: () => timed(() => stack.postgres.stopFor(POSTGRES_DOWN_MS)),
+    },
+    {
+      at: 0.6,
       what: 'API server B SIGKILL',
       run: () =>
         outage(
@@ -83,7 +109,13 @@ function faultSchedule(stack: ChaosStack) {
       what: `Redis stopped ${REDIS_DOWN_MS / 1000} s`,
       run: () => outage(stack.stopRedis, REDIS_DOWN_MS, stack.startRedis),
     },
-    { at: 0.85, what: 'worker SIGKILL', run: killWorker },
+    {
+      // A crash: no shutdown checkpoint, the next start replays the WAL.
+      at: 0.8,
+      what: 'PostgreSQL SIGKILL',
+      run: () => timed(() => stack.postgres.crash()),
+    },
+    { at: 0.9, what: 'worker SIGKILL', run: killWorker },
   ];
 }
 
@@ -244,7 +276,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const finalBatch = await readBatch(stack, tally, batchId, 30_000);
     await callbacks.settle();
 
-    const verdict = verify({
+    const client = await connectClient({
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      ENCRYPTION_KEYS: parseKeyring(stack.encryptionKeys),
+    });
+    options.log('comparing every record with its workflow');
+    const records = await checkRecords({
+      client,
+      databaseUrl: stack.postgres.url,
+      paymentIds: plan.map((p) => p.id),
+      batchId,
+      answered: finals,
+      timeoutMs: options.recordsForMs,
+      log: options.log,
+    }).finally(() => client.connection.close());
+    const checked = verify({
       plan,
       finals,
       batch: finalBatch,
@@ -254,6 +301,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       outages,
       tally,
     });
+    const verdict = {
+      ...checked,
+      figures: [...checked.figures, ...records.figures],
+      problems: [...checked.problems, ...records.problems],
+    };
     const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(0)} s`;
     const figures = [
       `payments ${options.payments} ${shape}, seed ${options.seed}`,

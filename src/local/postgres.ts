@@ -28,6 +28,8 @@ export interface Postgres {
   user: string;
   /** Generated on the first start and kept in the data directory (mode 0600). */
   password: string;
+  /** The postmaster's process id (the chaos harness freezes and kills it on purpose). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -163,7 +165,7 @@ export async function startPostgres(
       },
     },
   );
-  return { port, user, password, stop };
+  return { port, user, password, pid: server.process.pid ?? 0, stop };
 }
 
 /** The URL of `database` on a PostgreSQL this process started. */

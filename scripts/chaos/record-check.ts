@@ -1,0 +1,162 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { canonicalJson } from '../../src/crypto/canonical-json';
+import type { PaymentResource } from '../../src/domain/payment-model';
+import { batchProgressQuery, paymentQuery } from '../../src/workflows/definitions';
+import { openDatabase } from '../../src/records/database';
+import type { Database } from '../../src/records/database';
+
+// Every record in PostgreSQL against its workflow's final state (its result: what it returned once it had written its
+// last record; or, for a payment in review, whose workflow waits for an operator, what its query answers), read directly from the tables rather than through the API, which answers from the
+// workflow when a record is missing.
+
+export interface RecordCheckInput {
+  client: Client;
+  databaseUrl: string;
+  /** The payments (single and batch items) the run created. */
+  paymentIds: string[];
+  batchId: string;
+  /** What the API answered for each payment once it was final: a record behind that answer has regressed. */
+  answered: Map<string, PaymentResource>;
+  /** How long workflows and records may take to finish and catch up. */
+  timeoutMs: number;
+  log: (line: string) => void;
+}
+
+export interface RecordVerdict {
+  figures: string[];
+  problems: string[];
+}
+
+interface RecordRow {
+  id: string;
+  status: string;
+  resource: { status: string; events?: unknown[] };
+}
+
+/** Workflows read at once. */
+const READERS = 16;
+const POLL_MS = 2000;
+const PROGRESS_MS = 10_000;
+
+/**
+ * A workflow's final state: its result once it completed, else (a payment in review waits for an operator, so its
+ * workflow runs on) what its query answers; undefined when it cannot be read now.
+ */
+async function workflowState(client: Client, id: string, isBatch: boolean): Promise<unknown> {
+  const handle = client.workflow.getHandle(id);
+  const { status } = await handle.describe();
+  if (status.name === 'COMPLETED') return (await handle.result()) as unknown;
+  if (status.name !== 'RUNNING') return undefined;
+  return isBatch ? handle.query(batchProgressQuery) : handle.query(paymentQuery);
+}
+
+/** Reads the state of each workflow of `ids` into `states`, a few at a time; one that cannot be read is left out. */
+async function readStates(client: Client, ids: string[], batchId: string, states: Map<string, unknown>) {
+  let next = 0;
+  const reader = async () => {
+    while (next < ids.length) {
+      const id = ids[next++] as string;
+      const state = await workflowState(client, id, id === batchId).catch(() => undefined);
+      if (state !== undefined) states.set(id, state);
+    }
+  };
+  await Promise.all(Array.from({ length: READERS }, reader));
+}
+
+function selectRows(db: Database, table: 'payments' | 'batches', ids: string[]) {
+  return db.query<RecordRow>(`SELECT id, status, resource FROM ${table} WHERE id = ANY($1)`, [ids]);
+}
+
+/** The rows of `ids` in `table`, by id; none while PostgreSQL does not answer. */
+async function readRows(db: Database, table: 'payments' | 'batches', ids: string[]): Promise<Map<string, RecordRow>> {
+  const { rows } = await selectRows(db, table, ids).catch(() => ({ rows: [] as RecordRow[] }));
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+function equals(row: RecordRow | undefined, final: unknown): boolean {
+  const status = (final as { status?: string } | undefined)?.status;
+  return row !== undefined && row.status === status && canonicalJson(row.resource) === canonicalJson(final);
+}
+
+/** How a record and its workflow's state differ: status and events, or the first field that differs. */
+function difference(row: RecordRow | undefined, final: unknown): string {
+  const state = final as { status?: string; events?: Array<{ type: string }> };
+  const events = (value: { events?: unknown[] } | undefined) =>
+    (value?.events ?? []).map((e) => (e as { type: string }).type).join(' ');
+  const record = row?.resource as Record<string, unknown> | undefined;
+  const field = Object.keys({ ...record, ...(final as object) }).find(
+    (key) => canonicalJson(record?.[key]) !== canonicalJson((final as Record<string, unknown>)[key]),
+  );
+  return `record ${row?.status}: ${events(row?.resource)}; workflow ${state.status}: ${events(state)}; first field ${field}`;
+}
+
+/** A record holding less than the API already answered for it: fewer events, or another final status. */
+function regressed(row: RecordRow | undefined, answered: PaymentResource | undefined): boolean {
+  if (!row || !answered) return false;
+  return row.status !== answered.status || (row.resource.events?.length ?? 0) < answered.events.length;
+}
+
+/**
+ * Waits (up to the time-out, printing progress) until every workflow has finished and every record equals its result;
+ * then counts the records lost (no row), regressed and still differing.
+ */
+export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdict> {
+  const started = Date.now();
+  const deadline = started + input.timeoutMs;
+  const ids = [...input.paymentIds, input.batchId];
+  const finals = new Map<string, unknown>();
+  const db = openDatabase(input.databaseUrl, { max: 2, applicationName: 'chaos record check' });
+  let rows = new Map<string, RecordRow>();
+  const isEqual = (id: string) => equals(rows.get(id), finals.get(id));
+  const progress = setInterval(() => {
+    input.log(`${ids.filter(isEqual).length}/${ids.length} records equal their workflows' final state`);
+  }, PROGRESS_MS);
+  try {
+    // Workflow and record read again until they agree: a workflow in its late-callback window may still move, and a
+    // record waits for its write's next try.
+    for (;;) {
+      const open = ids.filter((id) => !isEqual(id));
+      await readStates(input.client, open, input.batchId, finals);
+      const payments = open.filter((id) => id !== input.batchId);
+      for (const [id, row] of await readRows(db, 'payments', payments)) rows.set(id, row);
+      if (open.includes(input.batchId)) {
+        for (const [id, row] of await readRows(db, 'batches', [input.batchId])) rows.set(id, row);
+      }
+      if (!open.some((id) => !isEqual(id)) || Date.now() >= deadline) break;
+      await sleep(POLL_MS);
+    }
+    // Once more, every one: a record that equalled its workflow and then moved counts too.
+    const [payments, batches] = await Promise.all([
+      selectRows(db, 'payments', input.paymentIds),
+      selectRows(db, 'batches', [input.batchId]),
+    ]);
+    rows = new Map([...payments.rows, ...batches.rows].map((row) => [row.id, row]));
+  } finally {
+    clearInterval(progress);
+    await db.end();
+  }
+
+  const unreadable = ids.filter((id) => !finals.has(id));
+  const lost = ids.filter((id) => !rows.has(id));
+  const back = input.paymentIds.filter((id) => regressed(rows.get(id), input.answered.get(id)));
+  const differing = ids.filter((id) => rows.has(id) && finals.has(id) && !isEqual(id));
+  const equal = ids.filter(isEqual).length;
+  const list = (label: string, values: string[]) =>
+    values.length ? [`records ${label} ${values.length}: ${values.slice(0, 10).join(', ')}`] : [];
+  return {
+    figures: [
+      `records: ${equal}/${ids.length} equal their workflow's final state (${input.paymentIds.length} payments and items, 1 batch), in ${((Date.now() - started) / 1000).toFixed(0)} s after settling`,
+      `records lost ${lost.length} · regressed ${back.length} · differing ${differing.length} · workflows unreadable ${unreadable.length}`,
+    ],
+    problems: [
+      ...list('lost (no row in PostgreSQL)', lost),
+      ...list('regressed (behind what GET answered)', back),
+      ...list(
+        'differing from their workflow',
+        differing.map((id) => `${id} (${difference(rows.get(id), finals.get(id))})`),
+      ),
+      ...list('whose workflow could not be read', unreadable),
+    ],
+  };
+}
