@@ -259,6 +259,10 @@ describe('records purge', () => {
     const report = await purge();
     assert.ok(report.payments >= 2 && report.batches >= 1 && report.batchItems >= 2, JSON.stringify(report));
     assert.ok((report.related.operator_actions ?? 0) >= 1);
+    // The real payment's notifications (every merchant's events are in the outbox) go with it.
+    assert.ok((report.related.notification_events ?? 0) >= 1, JSON.stringify(report.related));
+    const events = await db.query('SELECT 1 FROM notification_events WHERE subject = $1', [real.id]);
+    assert.equal(events.rowCount, 0);
     for (const id of [real.id, oldDone.id, ...items.map((i) => i.id)])
       assert.equal(await exists('payments', id), false, id);
     assert.equal(await exists('batches', realBatch.id), false);
@@ -280,7 +284,10 @@ describe('records purge', () => {
 
     const table = await ops(['records', 'purge'], { RECORDS_PURGE_AFTER: '400d' });
     assert.equal(table.code, 0, table.stderr);
-    assert.match(table.stdout, /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions: finished/);
+    assert.match(
+      table.stdout,
+      /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions, \d+ notification_events: finished/,
+    );
   });
 
   it('purges in chunks, and refuses to run without RECORDS_PURGE_AFTER', async () => {
