@@ -39,7 +39,10 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
 /** Starts the HTTP server on the configured port; resolves once it listens. `logStream` captures logs (tests). */
 export async function startServer(config: ServerConfig, logStream?: NodeJS.WritableStream) {
   const client = await connectClient(config);
-  const records = openDatabase(config.DATABASE_URL, { applicationName: 'payments-server' });
+  // A request waits on PostgreSQL at most this long, so that with it frozen a POST still answers 503 within 2 s.
+  const records = openDatabase(config.DATABASE_URL, { applicationName: 'payments-server', queryTimeoutMs: 1_500 });
+  // Exports stream for as long as the client reads: a pool of their own, without the request's time limit.
+  const exportRecords = openDatabase(config.DATABASE_URL, { applicationName: 'payments-exports', max: 4 });
   const migrations = new StartMigrations(records, (err) =>
     app.log.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
   );
@@ -98,7 +101,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     paymentReads,
     batches,
     notifications: new Notifications(records),
-    exports: new PaymentExports(records),
+    exports: new PaymentExports(exportRecords),
     banks,
     tokens,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
@@ -129,6 +132,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       await cardVault.close();
       migrations.stop();
       await records.end();
+      await exportRecords.end();
     },
   };
 }

@@ -9,6 +9,9 @@ export interface AnswerTally {
   correct: number;
   /** 503s answered, each followed by a retry with the same reference. */
   unavailable: number;
+  /** 503s that said the records (PostgreSQL) are unreachable, and the slowest of them in ms: at most 2 s each. */
+  recordsUnavailable: number;
+  slowestRecords503Ms: number;
   /** Refused or reset connections (a killed server), each followed by a retry. */
   connectionLost: number;
   /** Requests whose retries never got a correct answer. */
@@ -18,11 +21,20 @@ export interface AnswerTally {
 }
 
 export function newTally(): AnswerTally {
-  return { correct: 0, unavailable: 0, connectionLost: 0, unresolved: [], wrong: [] };
+  return {
+    correct: 0,
+    unavailable: 0,
+    recordsUnavailable: 0,
+    slowestRecords503Ms: 0,
+    connectionLost: 0,
+    unresolved: [],
+    wrong: [],
+  };
 }
 
 const CONNECTION_LOST = /ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|UND_ERR_CLOSED|EPIPE/;
 const RETRY_FOR_MS = 120_000;
+const RECORDS_503_WITHIN_MS = 2_500;
 /** Spreads first attempts over the servers, as a load balancer would. */
 let requests = 0;
 
@@ -45,6 +57,7 @@ export async function callApi<S extends z.ZodType>(
   const first = requests++;
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     const server = servers[(first + attempt) % servers.length];
+    const sentAt = Date.now();
     try {
       const response = await request(`${server}${path}`, {
         method,
@@ -56,6 +69,13 @@ export async function callApi<S extends z.ZodType>(
       const text = await response.body.text();
       if (response.statusCode === 503) {
         tally.unavailable++;
+        if (text.includes('records are unreachable')) {
+          const ms = Date.now() - sentAt;
+          tally.recordsUnavailable++;
+          tally.slowestRecords503Ms = Math.max(tally.slowestRecords503Ms, ms);
+          // The API's promise with PostgreSQL gone, frozen or not: a 503 within 2 s (a little slack for a loaded host).
+          if (ms > RECORDS_503_WITHIN_MS) tally.wrong.push(`${method} ${path}: a records 503 after ${ms} ms`);
+        }
       } else if (response.statusCode === notYet?.status) {
         // A batch item the batch has not started yet is not a payment yet: a correct answer, to ask again later.
         const parsed = errorEnvelopeSchema.safeParse(JSON.parse(text));

@@ -95,7 +95,14 @@ function faultSchedule(stack: ChaosStack) {
       run: () => timed(() => stack.postgres.stopFor(POSTGRES_DOWN_MS)),
     },
     {
+      // A crash: no shutdown checkpoint, the next start replays the WAL. Early enough that payments are still being
+      // created (the 10 s outages after it stall the load and bunch the last faults together).
       at: 0.6,
+      what: 'PostgreSQL SIGKILL',
+      run: () => timed(() => stack.postgres.crash()),
+    },
+    {
+      at: 0.7,
       what: 'API server B SIGKILL',
       run: () =>
         outage(
@@ -105,15 +112,9 @@ function faultSchedule(stack: ChaosStack) {
         ),
     },
     {
-      at: 0.7,
+      at: 0.8,
       what: `Redis stopped ${REDIS_DOWN_MS / 1000} s`,
       run: () => outage(stack.stopRedis, REDIS_DOWN_MS, stack.startRedis),
-    },
-    {
-      // A crash: no shutdown checkpoint, the next start replays the WAL.
-      at: 0.8,
-      what: 'PostgreSQL SIGKILL',
-      run: () => timed(() => stack.postgres.crash()),
     },
     { at: 0.9, what: 'worker SIGKILL', run: killWorker },
   ];

@@ -189,6 +189,7 @@ export function verify(observed: Observed): Verdict {
     `provider requests ${observed.providerRequests.length}: faults ${faulted.length} (${share.toFixed(1)} %: ${countBy(faulted, (r) => `${r.kind} ${r.fault}`)})`,
     `callbacks: ${callbackFaults.length} faults (${countBy(callbackFaults, (f) => f)}); ${taken} taken by the server`,
     `API answers: ${tally.correct} correct; ${tally.unavailable} × 503 and ${tally.connectionLost} lost connections, each resolved by a retry with the same reference; wrong ${tally.wrong.length}, unresolved ${tally.unresolved.length}`,
+    `PostgreSQL unreachable: ${tally.recordsUnavailable} × 503, the slowest in ${tally.slowestRecords503Ms} ms (2 s promised)`,
     `settled ${all.length}/${plan.length} (${countBy(all, (p) => p.status)}): as the scenario says ${asScenario}, otherwise but explained by faults ${otherwise}, unexplained ${unexplained.length}`,
     ...(otherwise ? [`faults behind those ${otherwise}: ${countBy(causes, (c) => c)}`] : []),
     `batch ${batch?.status ?? '?'}: ${batchCounts.map((c) => `${c.stage} ${c.counted}`).join(', ')} (${batchCounts.every((c) => c.exact) ? 'exact' : 'NOT exact'} against its ${items.length} items)`,

@@ -5,8 +5,8 @@ import type { RecordSelection } from '../records/record-reads';
 import { AppError, recordCall } from './app-errors';
 
 /**
- * Each export holds one of the server's pooled PostgreSQL connections for as long as its client reads: past this many
- * at once, another export waits its turn (a 503) rather than leave the API's reads without connections.
+ * Each export holds one connection of the exports' own pool (as many as this) for as long as its client reads: past
+ * this many at once, another export is answered 503 rather than left waiting for a connection.
  */
 export const MAX_RUNNING_EXPORTS = 4;
 

@@ -19,13 +19,21 @@ const MIGRATION_LOCK = 7_310_021_001;
  */
 const CONNECT_TIMEOUT_MS = 1_500;
 
-/** A pool for DATABASE_URL (numeric columns parsed as JS numbers by the record modules, not here). */
-export function openDatabase(url: string, options: { max?: number; applicationName?: string } = {}): Database {
+/**
+ * A pool for DATABASE_URL (numeric columns parsed as JS numbers by the record modules, not here). `queryTimeoutMs`
+ * bounds each query as the client waits for it: a database that accepted the connection and then froze (a partition)
+ * fails the request instead of holding it.
+ */
+export function openDatabase(
+  url: string,
+  options: { max?: number; applicationName?: string; queryTimeoutMs?: number } = {},
+): Database {
   const pool = new Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   });
   // An idle connection that breaks (PostgreSQL restarted) is dropped by the pool; unheard, the error would end the
   // process. The next query opens a new connection or fails on its own.
@@ -43,10 +51,13 @@ export async function inTransaction<T>(db: Database, work: (client: PoolClient) 
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    // A connection that cannot even roll back is closed, not returned to the pool.
-    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    });
+    // A connection that cannot even roll back, or whose query timed out (it may still run), is closed, not pooled.
+    if (isUnreachable(err)) broken = err as Error;
+    else {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+    }
     throw err;
   } finally {
     client.release(broken);
@@ -122,7 +133,8 @@ export function isUnreachable(err: unknown): boolean {
   const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
   // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it.
   const unreachable =
-    /^E[A-Z]+$/.test(code) || /timeout exceeded when trying to connect|Connection terminated/i.test(err.message);
+    /^E[A-Z]+$/.test(code) ||
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(err.message);
   return unreachable || UNAVAILABLE_SQLSTATE.test(code);
 }
 
