@@ -134,7 +134,9 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
       return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS, ...(db ? { actions: db } : {}) });
     },
     async notifications() {
-      return Promise.resolve(new Notifications(records()));
+      return Promise.resolve(
+        new Notifications(records("merchants' notifications are kept in PostgreSQL (the outbox)")),
+      );
     },
     async recordVerification() {
       const db = records();

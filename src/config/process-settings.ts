@@ -222,7 +222,7 @@ export function notificationSettings(config: Pick<WorkerConfig, keyof typeof not
     webhooks: config.MERCHANT_WEBHOOKS,
     retry: {
       initialMs: config.NOTIFICATION_RETRY_INITIAL,
-      // Temporal refuses a maximum interval below the initial one.
+      // A maximum below the initial interval would shorten the first wait; the initial one is the floor.
       maxIntervalMs: Math.max(config.NOTIFICATION_RETRY_MAX_INTERVAL, config.NOTIFICATION_RETRY_INITIAL),
       forMs: config.NOTIFICATION_RETRY_FOR,
     },
