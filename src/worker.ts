@@ -19,7 +19,8 @@ async function main(): Promise<void> {
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
-  const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker' });
+  // Below the record write's 10 s: a query stuck on a frozen database gives its connection back and is tried again.
+  const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker', queryTimeoutMs: 5_000 });
   const migrations = new StartMigrations(database, (err) =>
     logger.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
   );

@@ -33,7 +33,12 @@ describe('idempotency keys', () => {
     const first = await takeKey(db, key('a'), () => Promise.resolve(void (alongside += 1)));
     assert.deepEqual(first, { taken: true });
     const again = await takeKey(db, key('a', 'fp-2'), () => Promise.resolve(void (alongside += 1)));
-    assert.deepEqual(again, { taken: false, fingerprint: 'fp-1', resourceId: `payment-${merchant}-a` });
+    assert.deepEqual(again, {
+      taken: false,
+      fingerprint: 'fp-1',
+      resourceId: `payment-${merchant}-a`,
+      purged: false,
+    });
     assert.equal(alongside, 1, 'what goes with the key is written only with a new key');
     // The same reference for a batch is another key.
     assert.deepEqual(await takeKey(db, { ...key('a'), scope: 'batch' }), { taken: true });

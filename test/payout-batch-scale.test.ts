@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { eventually } from '../src/local/eventually';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
@@ -159,9 +160,21 @@ it(
     // A crash: pause, let the initiations settle, and kill the worker while items wait for callbacks.
     await waitForBatch(stack, id, (b) => done(b) >= 550, 180_000);
     assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/pause`)).status, 200);
+    // Until no started item is still initiating (its record says so once the provider's answer is in), and the
+    // provider's request count is still: a kill mid-initiation would rightly make the next run reconcile instead.
     let sent = -1;
     for (let now = (await requestsPerPayment()).size; now !== sent; now = (await requestsPerPayment()).size) {
       sent = now;
+      await eventually(
+        async () => {
+          const initiating = await stack.api<{ data: unknown[] }>(
+            'GET',
+            `/v1/payout-batches/${id}/items?status=initiating&limit=1`,
+          );
+          assert.deepEqual(initiating.body.data, []);
+        },
+        { timeoutMs: 60_000, intervalMs: 250, what: 'no item of the paused batch still initiating' },
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
     await stopWorker('SIGKILL');

@@ -88,7 +88,15 @@ function difference(row: RecordRow | undefined, final: unknown): string {
   const field = Object.keys({ ...record, ...(final as object) }).find(
     (key) => canonicalJson(record?.[key]) !== canonicalJson((final as Record<string, unknown>)[key]),
   );
-  return `record ${row?.status}: ${events(row?.resource)}; workflow ${state.status}: ${events(state)}; first field ${field}`;
+  const recordEvents = (record?.events ?? []) as unknown[];
+  const index = (state.events ?? []).findIndex((e, i) => canonicalJson(e) !== canonicalJson(recordEvents[i]));
+  const event =
+    field === 'events' && index >= 0
+      ? ` (event ${index}: record ${canonicalJson(recordEvents[index])}, workflow ${canonicalJson(state.events?.[index])})`
+      : field
+        ? ` (record ${canonicalJson(record?.[field]).slice(0, 200)}, workflow ${canonicalJson((final as Record<string, unknown>)[field]).slice(0, 200)})`
+        : '';
+  return `record ${row?.status}: ${events(row?.resource)}; workflow ${state.status}: ${events(state)}; first field ${field}${event}`;
 }
 
 /** A record holding less than the API already answered for it: fewer events, or another final status. */

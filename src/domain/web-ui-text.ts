@@ -24,7 +24,8 @@ export function paymentStaticDetails(merchantId: string, request: PaymentRequest
 
 /** The Web UI's "current details" of a payment: its status, what happened last, and the provider's reference. */
 export function paymentCurrentDetails(payment: PaymentResource): string {
-  const last = payment.events.at(-1);
+  // A queued notification is bookkeeping, not news about the payment.
+  const last = payment.events.filter((event) => event.type !== 'notification_queued').at(-1);
   const lastText = last && [last.type, last.outcome, last.message].filter(Boolean).join(' · ');
   const lines = [
     `status: **${payment.status}**, updated ${payment.updated_at}`,

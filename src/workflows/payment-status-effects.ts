@@ -1,5 +1,7 @@
 import {
   CancellationScope,
+  allHandlersFinished,
+  condition,
   getExternalWorkflowHandle,
   log,
   metricMeter,
@@ -89,11 +91,19 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     return answer;
   }
 
-  /** Resolves once the batch has every report and the record (with its notifications) the payment's final state. */
+  /**
+   * Resolves once the batch has every report, the record (with its notifications) the payment's final state, and no
+   * handler runs: a callback that arrives while the last write is under way is written too, not lost at the return.
+   */
   async finished(state: PaymentState): Promise<void> {
-    await Promise.all(this.reports);
-    this.records.record(state.resource);
-    await this.records.drained();
+    for (;;) {
+      const reports = this.reports.length;
+      await Promise.all(this.reports);
+      this.records.record(state.resource);
+      await this.records.drained();
+      await condition(allHandlersFinished);
+      if (this.records.idle && this.reports.length === reports) return;
+    }
   }
 }
 

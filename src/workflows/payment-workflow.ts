@@ -1,7 +1,6 @@
 import {
   ApplicationFailure,
   CancellationScope,
-  allHandlersFinished,
   condition,
   isCancellation,
   proxyActivities,
@@ -96,7 +95,6 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     const { lateCallbackWindowMs } = input.timing;
     if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
     await effects.finished(state);
-    await condition(allHandlersFinished);
   });
   return state.resource;
 }

@@ -85,6 +85,11 @@ export class RecordWriter<T> implements EventOutbox {
     await condition(() => this.settledRevision >= revision);
   }
 
+  /** True when no write is queued or under way. */
+  get idle(): boolean {
+    return this.writing === undefined;
+  }
+
   /** Resolves once every write queued so far is done (or given up). */
   async drained(): Promise<void> {
     while (this.writing) await this.writing;
