@@ -30,7 +30,7 @@ import { migrate, openDatabase } from './records/database';
 const GENERATED = [
   'MERCHANT_API_KEYS',
   'OPERATOR_API_KEYS',
-  'CALLBACK_SECRET',
+  'CALLBACK_KEYS',
   'FINGERPRINT_SECRET',
   'ENCRYPTION_KEYS',
   'SIGNING_KEYS',
@@ -46,7 +46,7 @@ function localSecrets(dataDir: string): LocalSecrets {
   const secrets: LocalSecrets = {
     merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
     operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
-    callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
+    callbackKeys: kept.callbackKeys ?? generateKeyEntry('cb-1'),
     // Secrets added since a data directory was made are generated on its next start.
     fingerprintSecret: kept.fingerprintSecret ?? randomBytes(32).toString('base64url'),
     // A data directory from before encryption gets its key now (payloads written before need ACCEPT_UNENCRYPTED_PAYLOADS).
@@ -56,7 +56,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
     notificationSecret: kept.notificationSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
   };
-  if (Object.keys(kept).length < Object.keys(secrets).length) {
+  if (Object.keys(secrets).some((name) => !(name in kept))) {
     writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
@@ -122,7 +122,7 @@ function childEnvironment(secrets: LocalSecrets): { env: NodeJS.ProcessEnv; gene
     env.OPERATOR_API_KEYS = `${name}:${secrets.operatorKey}`;
     generated.push(`operator key (operator "${name}"): ${secrets.operatorKey}`);
   }
-  env.CALLBACK_SECRET ??= secrets.callbackSecret;
+  env.CALLBACK_KEYS ??= secrets.callbackKeys;
   env.FINGERPRINT_SECRET ??= secrets.fingerprintSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   env.SIGNING_KEYS ??= secrets.signingKeys;
