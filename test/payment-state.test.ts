@@ -126,7 +126,10 @@ describe('payment state machine', () => {
     forgedFailure.state.callback(callback('failed', 12.5), now);
     forgedFailure.state.confirmation(forgedFailure.state.nextUnconfirmed()!, check('succeeded', 12.5), now);
     assert.equal(forgedFailure.state.status, 'succeeded');
-    assert.match(forgedFailure.state.resource.events.at(-2)?.message ?? '', /status query says succeeded, which settles/);
+    assert.match(
+      forgedFailure.state.resource.events.at(-2)?.message ?? '',
+      /status query says succeeded, which settles/,
+    );
     // A forged success with the exact amount: the provider still has it pending.
     const forgedSuccess = newState();
     forgedSuccess.state.initiated(ack, now);

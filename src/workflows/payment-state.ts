@@ -130,7 +130,12 @@ export class PaymentState {
       this.early.push(callback);
       return;
     }
-    this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: this.doubt(callback) });
+    this.record(now, {
+      type: 'callback_unconfirmed',
+      outcome: callback.state,
+      ...details,
+      message: this.doubt(callback),
+    });
     this.unconfirmed.push(callback);
   }
 

@@ -83,6 +83,8 @@ export interface StackOptions {
 
 export interface SandboxRecord {
   callback_url?: string | null;
+  /** A ledger transaction's status at the sandbox: `2` pending, `1` succeeded, `0` failed. */
+  status?: string;
   body?: { callback_url?: string };
 }
 
