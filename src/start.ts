@@ -91,7 +91,9 @@ function refuseDevelopmentSettings(config: StartConfig, temporal: TemporalEndpoi
   const problems = productionProblems(process.env, names).map((line) => line.trim());
   // A generated setting the production rules already refuse (`is required in production`) is named once, by them.
   const ruled = new Set(problems.map((line) => line.slice(0, line.indexOf(':'))));
-  const missing: string[] = GENERATED.filter((name) => !process.env[name] && !ruled.has(name));
+  // CALLBACK_SECRET, the older form, stands in for CALLBACK_KEYS.
+  const given = (name: string) => process.env[name] || (name === 'CALLBACK_KEYS' && process.env.CALLBACK_SECRET);
+  const missing: string[] = GENERATED.filter((name) => !given(name) && !ruled.has(name));
   if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
   if (!config.DATABASE_URL) missing.push('DATABASE_URL (the private PostgreSQL of npm start is not for production)');
   if (!temporal.addressConfigured) {

@@ -6,7 +6,13 @@ import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
 import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
 import { paymentRequest } from './support/request-builders';
-import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testCallbackTokens, testEnvironment } from './support/test-stack';
+import {
+  ROTATION_NEW_KEY,
+  ROTATION_OLD_KEY,
+  startStack,
+  testCallbackTokens,
+  testEnvironment,
+} from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 const OLD = ROTATION_OLD_KEY;

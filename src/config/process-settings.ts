@@ -193,62 +193,64 @@ export const workerSchema = workerSettings.superRefine((config, ctx) => {
   }
 });
 
-export const serverSchema = z.object({
-  ...temporalSettings,
-  ...databaseSettings,
-  ...timing,
-  ...logging,
-  PORT: port(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  METRICS_PORT: port(9465),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  ...signing,
-  ...callbacks,
-  MERCHANT_API_KEYS: merchantKeys,
-  MERCHANT_MAX_AMOUNTS: maxAmounts,
-  OPERATOR_API_KEYS: operatorKeyList,
-  /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
-  CODEC_TOKEN_SECRET: secret(32).optional(),
-  FINGERPRINT_SECRET: secret(32),
-  VOUCHER_CHANNELS: commaList
-    .pipe(
-      z.array(
-        z
-          .string()
-          .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
-          .transform(Number),
-      ),
-    )
-    .default([]),
-  INITIATION_WAIT: duration('5s'),
-  ...provider,
-  BANK_LIST_REFRESH: duration('1h'),
-  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
-  BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
-  BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
-  VAULT_URL: vaultUrl,
-  CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
-  /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */
-  CALLBACK_ALLOW_GET: flag.transform((v) => v === 'true'),
-}).superRefine((config, ctx) => {
-  checkCallbackKeys(config, ctx);
-  // A token must outlive every callback its payment can still take: the wait, reconciliation, the late window.
-  const longestWait = Math.max(
-    config.CALLBACK_TIMEOUT_MOBILE_MONEY,
-    config.CALLBACK_TIMEOUT_CARD,
-    config.CALLBACK_TIMEOUT_BANK_CREDIT,
-  );
-  const needed = longestWait + config.RECONCILE_FOR + config.LATE_CALLBACK_WINDOW;
-  if (config.CALLBACK_TOKEN_TTL < needed) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['CALLBACK_TOKEN_TTL'],
-      message:
-        `must be at least ${formatDuration(needed)}: the longest CALLBACK_TIMEOUT_*, RECONCILE_FOR and ` +
-        'LATE_CALLBACK_WINDOW together, or a provider retrying a late callback finds its URL expired',
-    });
-  }
-});
+export const serverSchema = z
+  .object({
+    ...temporalSettings,
+    ...databaseSettings,
+    ...timing,
+    ...logging,
+    PORT: port(3000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    METRICS_PORT: port(9465),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    ...signing,
+    ...callbacks,
+    MERCHANT_API_KEYS: merchantKeys,
+    MERCHANT_MAX_AMOUNTS: maxAmounts,
+    OPERATOR_API_KEYS: operatorKeyList,
+    /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
+    CODEC_TOKEN_SECRET: secret(32).optional(),
+    FINGERPRINT_SECRET: secret(32),
+    VOUCHER_CHANNELS: commaList
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
+            .transform(Number),
+        ),
+      )
+      .default([]),
+    INITIATION_WAIT: duration('5s'),
+    ...provider,
+    BANK_LIST_REFRESH: duration('1h'),
+    BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+    BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+    BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+    VAULT_URL: vaultUrl,
+    CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
+    /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */
+    CALLBACK_ALLOW_GET: flag.transform((v) => v === 'true'),
+  })
+  .superRefine((config, ctx) => {
+    checkCallbackKeys(config, ctx);
+    // A token must outlive every callback its payment can still take: the wait, reconciliation, the late window.
+    const longestWait = Math.max(
+      config.CALLBACK_TIMEOUT_MOBILE_MONEY,
+      config.CALLBACK_TIMEOUT_CARD,
+      config.CALLBACK_TIMEOUT_BANK_CREDIT,
+    );
+    const needed = longestWait + config.RECONCILE_FOR + config.LATE_CALLBACK_WINDOW;
+    if (config.CALLBACK_TOKEN_TTL < needed) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CALLBACK_TOKEN_TTL'],
+        message:
+          `must be at least ${formatDuration(needed)}: the longest CALLBACK_TIMEOUT_*, RECONCILE_FOR and ` +
+          'LATE_CALLBACK_WINDOW together, or a provider retrying a late callback finds its URL expired',
+      });
+    }
+  });
 
 export type WorkerConfig = z.infer<typeof workerSchema>;
 type ProviderEnv = Pick<WorkerConfig, keyof typeof provider>;

@@ -361,6 +361,14 @@ export class PaymentState {
     if (outcome === 'failed') this.resource.next_action = null;
     this.record(now, { type: outcome });
     this.setStatus(outcome, now);
+    // Callbacks still waiting for the status query are judged against the outcome, as later ones are.
+    for (const waiting of this.unconfirmed.splice(0)) {
+      this.record(now, {
+        type: waiting.state === outcome ? 'callback_duplicate' : 'callback_contradicting',
+        outcome: waiting.state,
+        status_code: waiting.statusCode ?? undefined,
+      });
+    }
   }
 
   private setStatus(status: PaymentStatus, now: Date): void {
