@@ -1,6 +1,6 @@
 import { BankDirectory } from './banks/directory';
 import { loadConfigOrExit } from './config/config-loading';
-import { providerConfig, publicBaseUrl, serverSchema } from './config/process-settings';
+import { callbackTokenSettings, providerConfig, publicBaseUrl, serverSchema } from './config/process-settings';
 import type { ServerConfig } from './config/process-settings';
 import type { PaymentTiming } from './domain/payment-model';
 import type { PaymentType } from './domain/requests';
@@ -49,7 +49,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
   records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
-  const tokens = new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config));
+  const tokens = new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config));
   const timing = timingFor(config);
   const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE, records });
   const payments = new PaymentCommands(client, paymentReads, {
@@ -104,6 +104,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     exports: new PaymentExports(exportRecords),
     banks,
     tokens,
+    callbackAllowGet: config.CALLBACK_ALLOW_GET,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
     rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date(), maxAmount: config.MERCHANT_MAX_AMOUNTS },
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,

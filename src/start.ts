@@ -30,7 +30,7 @@ import { migrate, openDatabase } from './records/database';
 const GENERATED = [
   'MERCHANT_API_KEYS',
   'OPERATOR_API_KEYS',
-  'CALLBACK_SECRET',
+  'CALLBACK_KEYS',
   'FINGERPRINT_SECRET',
   'ENCRYPTION_KEYS',
   'SIGNING_KEYS',
@@ -46,7 +46,7 @@ function localSecrets(dataDir: string): LocalSecrets {
   const secrets: LocalSecrets = {
     merchantKey: kept.merchantKey ?? `mk_${randomBytes(24).toString('base64url')}`,
     operatorKey: kept.operatorKey ?? `ok_${randomBytes(24).toString('base64url')}`,
-    callbackSecret: kept.callbackSecret ?? randomBytes(32).toString('base64url'),
+    callbackKeys: kept.callbackKeys ?? generateKeyEntry('cb-1'),
     // Secrets added since a data directory was made are generated on its next start.
     fingerprintSecret: kept.fingerprintSecret ?? randomBytes(32).toString('base64url'),
     // A data directory from before encryption gets its key now (payloads written before need ACCEPT_UNENCRYPTED_PAYLOADS).
@@ -56,7 +56,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
     notificationSecret: kept.notificationSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
   };
-  if (Object.keys(kept).length < Object.keys(secrets).length) {
+  if (Object.keys(secrets).some((name) => !(name in kept))) {
     writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
@@ -91,7 +91,9 @@ function refuseDevelopmentSettings(config: StartConfig, temporal: TemporalEndpoi
   const problems = productionProblems(process.env, names).map((line) => line.trim());
   // A generated setting the production rules already refuse (`is required in production`) is named once, by them.
   const ruled = new Set(problems.map((line) => line.slice(0, line.indexOf(':'))));
-  const missing: string[] = GENERATED.filter((name) => !process.env[name] && !ruled.has(name));
+  // CALLBACK_SECRET, the older form, stands in for CALLBACK_KEYS.
+  const given = (name: string) => process.env[name] || (name === 'CALLBACK_KEYS' && process.env.CALLBACK_SECRET);
+  const missing: string[] = GENERATED.filter((name) => !given(name) && !ruled.has(name));
   if (!config.PROVIDER_BASE_URL) missing.push('PROVIDER_BASE_URL (the sandbox is not for production)');
   if (!config.DATABASE_URL) missing.push('DATABASE_URL (the private PostgreSQL of npm start is not for production)');
   if (!temporal.addressConfigured) {
@@ -122,7 +124,7 @@ function childEnvironment(secrets: LocalSecrets): { env: NodeJS.ProcessEnv; gene
     env.OPERATOR_API_KEYS = `${name}:${secrets.operatorKey}`;
     generated.push(`operator key (operator "${name}"): ${secrets.operatorKey}`);
   }
-  env.CALLBACK_SECRET ??= secrets.callbackSecret;
+  env.CALLBACK_KEYS ??= secrets.callbackKeys;
   env.FINGERPRINT_SECRET ??= secrets.fingerprintSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   env.SIGNING_KEYS ??= secrets.signingKeys;

@@ -1,5 +1,11 @@
 import { loadConfigOrExit } from './config/config-loading';
-import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config/process-settings';
+import {
+  callbackTokenSettings,
+  notificationSettings,
+  providerConfig,
+  publicBaseUrl,
+  workerSchema,
+} from './config/process-settings';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
@@ -44,7 +50,7 @@ async function main(): Promise<void> {
       cardVault,
       database,
       signingKeys: config.SIGNING_KEYS,
-      callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
+      callbackTokens: new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config)),
     },
   });
   const { endpoint, version } = paymentWorker;

@@ -210,7 +210,7 @@ async function lateCallbackInReview(stack: Stack, tag: string): Promise<Capture[
   await stack.waitForStatus(id, ['needs_review'], SETTLE_MS);
   const [transaction] = await transactionsOf(stack, id);
   if (!transaction) throw new Error(`the sandbox holds no transaction of ${id}`);
-  await sendCallback(id, transaction);
+  await sendCallback(stack, id, transaction);
   await stack.waitForStatus(id, ['succeeded'], SETTLE_MS);
   return [{ workflowId: id, finished: true }];
 }
@@ -333,7 +333,7 @@ async function untrustedInput(short: Stack, long: Stack, connection: Connection,
     });
   }
   await waitForEvents(long, waiting, ['callback_rejected']);
-  await sendCallback(waiting, transaction);
+  await sendCallback(short, waiting, transaction);
   await long.waitForStatus(waiting, ['succeeded'], SETTLE_MS);
   return [
     { workflowId: copy, finished: false },
@@ -407,9 +407,10 @@ async function transactionsOf(stack: Stack, paymentId: string): Promise<Transact
   return all.filter((t) => t.callback_url.includes(encodeURIComponent(paymentId)));
 }
 
-/** The provider's success callback to the payment's genuine callback URL. */
-async function sendCallback(id: string, transaction: Transaction): Promise<void> {
+/** The provider succeeds the transaction late, then calls back to the payment's genuine URL (the status query agrees). */
+async function sendCallback(stack: Stack, id: string, transaction: Transaction): Promise<void> {
   const { transaction_id, reference, amount } = transaction;
+  if (!stack.sandbox.succeedSilently(transaction_id)) throw new Error(`the sandbox lost the transaction of ${id}`);
   const response = await request(transaction.callback_url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

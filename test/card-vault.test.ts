@@ -10,7 +10,6 @@ import { createClient } from 'redis';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
 import type { PaymentMessage } from '../src/domain/payment-model';
-import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { signMessage } from '../src/crypto/signing';
 import { parseKeyring } from '../src/crypto/keyring';
 import { FailureTypes } from '../src/domain/payment-model';
@@ -32,7 +31,7 @@ import {
   OPERATOR_KEY,
   SANDBOX_TOKEN,
   startStack,
-  TEST_CALLBACK_SECRET,
+  testCallbackTokens,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
   testDatabaseUrl,
@@ -114,7 +113,7 @@ describe('card vault', () => {
       cardVault,
       database: records.db,
       signingKeys: parseKeyring(TEST_SIGNING_KEYS),
-      callbackTokens: new CallbackTokens(TEST_CALLBACK_SECRET, 'https://pay.example'),
+      callbackTokens: testCallbackTokens('https://pay.example'),
       vaultWaitMs: 3000,
     };
     const activities = createPaymentActivities(deps);

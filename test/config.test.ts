@@ -72,6 +72,26 @@ describe('configuration', () => {
     );
   });
 
+  it('callback tokens: CALLBACK_KEYS or CALLBACK_SECRET, a lifetime no shorter than a payment takes callbacks', () => {
+    const { CALLBACK_SECRET: _secret, ...withoutCallbackKeys } = valid;
+    assert.throws(() => parseConfig(serverSchema, withoutCallbackKeys), /CALLBACK_KEYS: is required/);
+    assert.throws(() => parseConfig(workerSchema, { ...worker, CALLBACK_SECRET: undefined }), /CALLBACK_KEYS/);
+    const keys = parseConfig(serverSchema, { ...withoutCallbackKeys, CALLBACK_KEYS: `cb-2:${KEY_1},cb-1:${KEY_2}` });
+    assert.equal(keys.CALLBACK_TOKEN_TTL, 7 * 86_400_000);
+    assert.equal(keys.CALLBACK_ALLOW_GET, false);
+    assert.throws(
+      () => parseConfig(serverSchema, { ...valid, CALLBACK_KEYS: `secret:${KEY_1}` }),
+      /key id "secret" is CALLBACK_SECRET's/,
+    );
+    // 30m (bank credit) + 1h + 1h by default: a 2h token would expire under a late callback.
+    assert.throws(
+      () => parseConfig(serverSchema, { ...valid, CALLBACK_TOKEN_TTL: '2h' }),
+      /CALLBACK_TOKEN_TTL: must be at least 150m/,
+    );
+    assert.equal(parseConfig(serverSchema, { ...valid, CALLBACK_TOKEN_TTL: '3h' }).CALLBACK_TOKEN_TTL, 3 * 3_600_000);
+    assert.equal(parseConfig(serverSchema, { ...valid, CALLBACK_ALLOW_GET: 'true' }).CALLBACK_ALLOW_GET, true);
+  });
+
   it('reports missing required settings', () => {
     assert.throws(
       () => parseConfig(workerSchema, {}),

@@ -4,10 +4,15 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { request } from 'undici';
 import { parseKeyring } from '../src/crypto/keyring';
-import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { EncryptionCodec, KEY_ID_METADATA } from '../src/temporal/codec';
 import { paymentRequest } from './support/request-builders';
-import { ROTATION_NEW_KEY, ROTATION_OLD_KEY, startStack, testEnvironment } from './support/test-stack';
+import {
+  ROTATION_NEW_KEY,
+  ROTATION_OLD_KEY,
+  startStack,
+  testCallbackTokens,
+  testEnvironment,
+} from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 const OLD = ROTATION_OLD_KEY;
@@ -56,7 +61,7 @@ describe('encryption keys rotate', () => {
     const id = created.body.id;
     const pending = await afterRotation.waitForStatus(id, ['pending']);
     const transactionId = pending.provider.transaction_id;
-    const token = new CallbackTokens(CALLBACK_SECRET).tokenFor(id);
+    const token = testCallbackTokens().tokenFor(id);
     const callback = await request(`${afterRotation.baseUrl}/v1/callbacks/${encodeURIComponent(id)}/${token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
 import type { PaymentActivities } from '../src/activities/payment-activities';
-import { CallbackTokens } from '../src/crypto/callback-tokens';
+import { testCallbackTokens } from './support/test-stack';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import { FailureTypes } from '../src/domain/payment-model';
@@ -22,7 +22,7 @@ import type { RecordDatabase } from './support/record-database';
 
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
 const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
-const callbackTokens = new CallbackTokens('c'.repeat(32), 'https://pay.example');
+const callbackTokens = testCallbackTokens('https://pay.example');
 const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 };
 const PAYMENT_ID = 'payment-acme-r1';
 const order = (request: StoredPaymentRequest, workflowId = PAYMENT_ID) =>

@@ -27,11 +27,13 @@ function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_de
 }
 
 describe('payment state machine', () => {
-  it('initiating → pending → succeeded on a callback', () => {
+  it('initiating → pending → succeeded on a callback, once the status query had its say', () => {
     const { state, statuses } = newState();
     state.initiated(ack, now);
     state.callback(callback('succeeded', 12.5), now);
-    assert.deepEqual(statuses, ['pending', 'succeeded']);
+    assert.deepEqual(statuses, ['pending'], 'a callback is a hint until confirmed');
+    state.confirmation(state.nextUnconfirmed()!, null, now);
+    assert.deepEqual(statuses, ['pending', 'succeeded'], 'without a status query the matching callback stands');
     assert.equal(state.resource.provider.transaction_id, '9');
   });
 
@@ -40,9 +42,12 @@ describe('payment state machine', () => {
     state.callback(callback('succeeded', 40), now);
     assert.equal(state.status, 'initiating', 'nothing acknowledged to match yet');
     state.initiated({ ...ack, redirectUrl: 'https://3ds' }, now);
+    assert.equal(state.awaitingConfirmation, true);
+    state.confirmation(state.nextUnconfirmed()!, null, now);
     assert.equal(state.status, 'succeeded');
     assert.equal(state.resource.provider.status_code, '2');
-    assert.equal(state.resource.next_action, null);
+    // Settled after the acknowledgement (once confirmed), as any card payment: its redirect is kept, as then.
+    assert.deepEqual(state.resource.next_action, { type: 'redirect', url: 'https://3ds' });
     assert.equal(state.resource.card?.last4, '1111');
   });
 
@@ -50,12 +55,14 @@ describe('payment state machine', () => {
     const { state } = newState();
     state.initiated(ack, now);
     state.callback(callback('succeeded', 12.5), now);
+    state.confirmation(state.nextUnconfirmed()!, null, now);
     state.callback(callback('succeeded', 12.5), now);
     state.callback(callback('failed'), now);
     assert.equal(state.status, 'succeeded');
     const types = state.resource.events.map((e) => e.type);
     assert.deepEqual(types, [
       'initiated',
+      'callback_unconfirmed',
       'callback_received',
       'succeeded',
       'callback_duplicate',
@@ -103,6 +110,42 @@ describe('payment state machine', () => {
     assert.equal(state.status, 'pending');
     state.confirmation(callback('succeeded'), null, now);
     assert.equal(state.status, 'succeeded');
+  });
+
+  it('a status query that disagrees with a settling callback wins when final, about this transaction and amount', () => {
+    const check = (state: 'succeeded' | 'failed' | 'pending', amount: number | null, transactionId = '9') => ({
+      state,
+      transactionId,
+      statusCode: state === 'succeeded' ? '1' : '0',
+      message: null,
+      amount,
+    });
+    // A leaked URL used with status=0: the provider says the debit went through.
+    const forgedFailure = newState();
+    forgedFailure.state.initiated(ack, now);
+    forgedFailure.state.callback(callback('failed', 12.5), now);
+    forgedFailure.state.confirmation(forgedFailure.state.nextUnconfirmed()!, check('succeeded', 12.5), now);
+    assert.equal(forgedFailure.state.status, 'succeeded');
+    assert.match(
+      forgedFailure.state.resource.events.at(-2)?.message ?? '',
+      /status query says succeeded, which settles/,
+    );
+    // A forged success with the exact amount: the provider still has it pending.
+    const forgedSuccess = newState();
+    forgedSuccess.state.initiated(ack, now);
+    forgedSuccess.state.callback(callback('succeeded', 12.5), now);
+    forgedSuccess.state.confirmation(forgedSuccess.state.nextUnconfirmed()!, check('pending', 12.5), now);
+    assert.equal(forgedSuccess.state.status, 'pending');
+    assert.equal(forgedSuccess.state.resource.events.at(-1)?.type, 'callback_rejected');
+    // An answer for another amount, or another transaction, settles nothing.
+    for (const answer of [check('succeeded', 99), check('succeeded', 12.5, '10'), check('failed', 1)]) {
+      const { state } = newState();
+      state.initiated(ack, now);
+      state.callback(callback('succeeded', 12.5), now);
+      state.confirmation(state.nextUnconfirmed()!, answer, now);
+      assert.equal(state.status, 'pending', JSON.stringify(answer));
+      assert.equal(state.resource.events.at(-1)?.type, 'callback_rejected');
+    }
   });
 
   it('a callback before an answer that never came needs the status query', () => {

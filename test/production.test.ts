@@ -126,7 +126,7 @@ describe('production refuses development settings', () => {
     for (const name of [
       'MERCHANT_API_KEYS',
       'OPERATOR_API_KEYS',
-      'CALLBACK_SECRET',
+      'CALLBACK_KEYS',
       'FINGERPRINT_SECRET',
       'PROVIDER_BASE_URL',
     ]) {

@@ -5,7 +5,6 @@ import fc from 'fast-check';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
-import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import type { BatchProgress } from '../src/domain/batch-model';
@@ -19,7 +18,7 @@ import { createMemoryVault } from '../src/vault/card-vault';
 import { recordDatabase } from './support/record-database';
 import type { RecordDatabase } from './support/record-database';
 import { paymentRequest, storedRequest, uniqueReference } from './support/request-builders';
-import { startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { startStack, TEST_ENCRYPTION_KEYS, testCallbackTokens, testEnvironment } from './support/test-stack';
 import { connectClient } from '../src/temporal/temporal-client';
 import { paymentQuery } from '../src/workflows/definitions';
 import type { paymentWorkflow } from '../src/workflows/payment-workflow';
@@ -208,7 +207,7 @@ describe('an initiation while PostgreSQL is down', () => {
       cardVault: createMemoryVault(),
       database: own.db,
       signingKeys,
-      callbackTokens: new CallbackTokens('c'.repeat(32), 'https://pay.example'),
+      callbackTokens: testCallbackTokens('https://pay.example'),
       vaultWaitMs: 4000,
     });
     const initiate = (reference: string) => {

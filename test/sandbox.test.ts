@@ -385,7 +385,12 @@ void describe('sandbox provider', () => {
       const transaction = record(record(answer.body).transaction);
       const id = transaction.id as number;
       const pending = await call(base, `/api/transactions/${id}`);
-      assert.deepEqual(pending.body, { transaction_id: id, status: '2', message: 'Request sent, pending processing' });
+      assert.deepEqual(pending.body, {
+        transaction_id: id,
+        status: '2',
+        message: 'Request sent, pending processing',
+        amount: 12.5,
+      });
       const [callback] = await waitFor(
         () => receiver.callsTo(callbackUrl).length === 1 && receiver.callsTo(callbackUrl),
         'callback',
@@ -398,7 +403,7 @@ void describe('sandbox provider', () => {
         amount: 12.5,
       });
       const byId = await call(base, `/api/transactions/${id}`);
-      assert.deepEqual(byId.body, { transaction_id: id, status: '1', message: 'Transaction successful' });
+      assert.deepEqual(byId.body, { transaction_id: id, status: '1', message: 'Transaction successful', amount: 12.5 });
       const byReference = await call(
         base,
         `/api/transactions?reference=${encodeURIComponent(String(transaction.reference))}`,
@@ -649,6 +654,7 @@ void describe('sandbox provider', () => {
         transaction_id: providerId,
         status: '1',
         message: 'Transaction successful',
+        amount: 250,
       });
     });
 

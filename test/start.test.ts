@@ -46,7 +46,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const secretsFile = join(dataDir, 'secrets.json');
   const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
   assert.equal(secrets.merchantKey, key);
-  assert.notEqual(secrets.fingerprintSecret, secrets.callbackSecret, 'one secret per purpose');
+  assert.notEqual(secrets.fingerprintSecret, secrets.callbackKeys, 'one secret per purpose');
   // The records' private PostgreSQL: its URL shown without the password, which stays in DATA_DIR.
   const passwordFile = join(dataDir, 'postgres', 'password');
   const records = new RegExp(

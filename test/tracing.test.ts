@@ -8,7 +8,7 @@ import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { parseConfig } from '../src/config/config-loading';
 import { providerConfig, workerSchema } from '../src/config/process-settings';
-import { CALLBACK_PATH, CALLBACK_ROUTE, CallbackTokens } from '../src/crypto/callback-tokens';
+import { CALLBACK_PATH, CALLBACK_ROUTE } from '../src/crypto/callback-tokens';
 import { personalValues } from '../src/domain/personal-data';
 import { callbackSignal } from '../src/workflows/definitions';
 import { waitUntil } from '../src/local/wait-until';
@@ -19,7 +19,7 @@ import { createRedisVault } from '../src/vault/redis-vault';
 import { openDatabase } from '../src/records/database';
 import { runNode } from './support/process';
 import { paymentRequest } from './support/request-builders';
-import { startStack, TEST_CALLBACK_SECRET, testDatabaseUrl, testEnvironment, workerDeps } from './support/test-stack';
+import { startStack, testCallbackTokens, testDatabaseUrl, testEnvironment, workerDeps } from './support/test-stack';
 
 // Tracing end to end: the real server app, an in-process worker with the interceptors and the workflow bundle, and
 // the sandbox provider, exporting to memory. The order matters: the first test runs before anything is registered.
@@ -204,7 +204,7 @@ it('one card payment settled by its callback is one trace, from the merchant req
   const exported = JSON.stringify(
     spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, links: s.links, status: s.status })),
   );
-  const token = new CallbackTokens(TEST_CALLBACK_SECRET).tokenFor(paymentId);
+  const token = testCallbackTokens().tokenFor(paymentId);
   const secrets = [...personalValues(request).filter((v) => v.length >= 5), token, encodeURIComponent(token)];
   assert.ok(secrets.includes(request.type === 'card_payment' ? request.card_number : ''));
   for (const secret of secrets) assert.ok(!exported.includes(secret), `a span holds ${secret.slice(0, 4)}…`);

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { ProviderConfig } from '../provider/provider-client';
 import { worstCaseCallMs } from '../provider/retry';
 import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment-model';
+import { formatDuration } from '../domain/duration';
+import type { CallbackKey, CallbackTokenSettings } from '../crypto/callback-tokens';
 import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
 import {
   commaList,
@@ -72,8 +74,38 @@ export const optionalSigningKeys = { SIGNING_KEYS: keyring.optional() };
 /** How callback URLs are made: the worker derives them at initiation, the server checks them. */
 const callbacks = {
   PUBLIC_BASE_URL: url.optional(),
-  CALLBACK_SECRET: secret(32),
+  /** `id:base64key,…`: the first signs new callback tokens, every one verifies (rotation as SIGNING_KEYS). */
+  CALLBACK_KEYS: keyring.optional(),
+  /** Older single secret: verifies (key id `secret`), and signs only without CALLBACK_KEYS. */
+  CALLBACK_SECRET: secret(32).optional(),
+  CALLBACK_TOKEN_TTL: duration('7d'),
 };
+
+/** The key id a token made under CALLBACK_SECRET carries. */
+const SECRET_KEY_ID = 'secret';
+
+/** Refuses a configuration that cannot make or check callback tokens. */
+function checkCallbackKeys(config: CallbackEnv, ctx: z.RefinementCtx): void {
+  if (!config.CALLBACK_KEYS && !config.CALLBACK_SECRET) {
+    ctx.addIssue({ code: 'custom', path: ['CALLBACK_KEYS'], message: 'is required (`key_id:base64_key`, …)' });
+  }
+  if (config.CALLBACK_SECRET && config.CALLBACK_KEYS?.byId.has(SECRET_KEY_ID)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CALLBACK_KEYS'],
+      message: `key id "${SECRET_KEY_ID}" is CALLBACK_SECRET's; name the key otherwise`,
+    });
+  }
+}
+
+type CallbackEnv = z.infer<z.ZodObject<typeof callbacks>>;
+
+/** The callback token keys and lifetime: CALLBACK_KEYS in order, then CALLBACK_SECRET (which verifies only, if both). */
+export function callbackTokenSettings(config: CallbackEnv): CallbackTokenSettings {
+  const keys: CallbackKey[] = [...(config.CALLBACK_KEYS?.byId.values() ?? [])];
+  if (config.CALLBACK_SECRET) keys.push({ id: SECRET_KEY_ID, key: config.CALLBACK_SECRET });
+  return { keys, ttlMs: config.CALLBACK_TOKEN_TTL };
+}
 
 const provider = {
   PROVIDER_BASE_URL: url,
@@ -139,6 +171,7 @@ const workerSettings = z.object({
 });
 
 export const workerSchema = workerSettings.superRefine((config, ctx) => {
+  checkCallbackKeys(config, ctx);
   // Temporal gives an initiation INITIATION_TIMEOUT_MS: a provider call allowed longer (after the initiation's wait
   // for the vault) would be cut off unanswered.
   const worst =
@@ -160,42 +193,64 @@ export const workerSchema = workerSettings.superRefine((config, ctx) => {
   }
 });
 
-export const serverSchema = z.object({
-  ...temporalSettings,
-  ...databaseSettings,
-  ...timing,
-  ...logging,
-  PORT: port(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  METRICS_PORT: port(9465),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  ...signing,
-  ...callbacks,
-  MERCHANT_API_KEYS: merchantKeys,
-  MERCHANT_MAX_AMOUNTS: maxAmounts,
-  OPERATOR_API_KEYS: operatorKeyList,
-  /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
-  CODEC_TOKEN_SECRET: secret(32).optional(),
-  FINGERPRINT_SECRET: secret(32),
-  VOUCHER_CHANNELS: commaList
-    .pipe(
-      z.array(
-        z
-          .string()
-          .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
-          .transform(Number),
-      ),
-    )
-    .default([]),
-  INITIATION_WAIT: duration('5s'),
-  ...provider,
-  BANK_LIST_REFRESH: duration('1h'),
-  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
-  BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
-  BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
-  VAULT_URL: vaultUrl,
-  CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
-});
+export const serverSchema = z
+  .object({
+    ...temporalSettings,
+    ...databaseSettings,
+    ...timing,
+    ...logging,
+    PORT: port(3000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    METRICS_PORT: port(9465),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    ...signing,
+    ...callbacks,
+    MERCHANT_API_KEYS: merchantKeys,
+    MERCHANT_MAX_AMOUNTS: maxAmounts,
+    OPERATOR_API_KEYS: operatorKeyList,
+    /** Signs the Web UI's expiring, decode-only codec tokens; unset, the Web UI codec path is off. */
+    CODEC_TOKEN_SECRET: secret(32).optional(),
+    FINGERPRINT_SECRET: secret(32),
+    VOUCHER_CHANNELS: commaList
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(/^\d{1,6}$/, 'must be channel numbers separated by commas')
+            .transform(Number),
+        ),
+      )
+      .default([]),
+    INITIATION_WAIT: duration('5s'),
+    ...provider,
+    BANK_LIST_REFRESH: duration('1h'),
+    BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+    BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+    BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+    VAULT_URL: vaultUrl,
+    CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
+    /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */
+    CALLBACK_ALLOW_GET: flag.transform((v) => v === 'true'),
+  })
+  .superRefine((config, ctx) => {
+    checkCallbackKeys(config, ctx);
+    // A token must outlive every callback its payment can still take: the wait, reconciliation, the late window.
+    const longestWait = Math.max(
+      config.CALLBACK_TIMEOUT_MOBILE_MONEY,
+      config.CALLBACK_TIMEOUT_CARD,
+      config.CALLBACK_TIMEOUT_BANK_CREDIT,
+    );
+    const needed = longestWait + config.RECONCILE_FOR + config.LATE_CALLBACK_WINDOW;
+    if (config.CALLBACK_TOKEN_TTL < needed) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CALLBACK_TOKEN_TTL'],
+        message:
+          `must be at least ${formatDuration(needed)}: the longest CALLBACK_TIMEOUT_*, RECONCILE_FOR and ` +
+          'LATE_CALLBACK_WINDOW together, or a provider retrying a late callback finds its URL expired',
+      });
+    }
+  });
 
 export type WorkerConfig = z.infer<typeof workerSchema>;
 type ProviderEnv = Pick<WorkerConfig, keyof typeof provider>;

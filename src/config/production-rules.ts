@@ -88,6 +88,7 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   VAULT_URL: (v) =>
     v && !redisPassword(v) ? 'needs a password in production (redis://:password@host:port)' : undefined,
   DATABASE_URL: (v) => (v ? unsafeDatabase(v) : undefined),
+  CALLBACK_KEYS: (v) => (v ? weakKeyring(v) : undefined),
   CALLBACK_SECRET: weakSecret,
   FINGERPRINT_SECRET: weakSecret,
   CODEC_TOKEN_SECRET: (v) => (v ? weakSecret(v) : undefined),

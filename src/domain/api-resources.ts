@@ -126,6 +126,7 @@ export const ERROR_CODES = [
   'conflict',
   'reference_purged',
   'callback_expired',
+  'method_not_allowed',
   'payload_too_large',
   'unsupported_media_type',
   'too_many_callbacks',

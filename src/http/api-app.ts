@@ -41,6 +41,8 @@ export interface AppDeps {
   banks: BankDirectory;
   keys: ApiKeys;
   tokens: CallbackTokens;
+  /** Takes provider callbacks by GET too (CALLBACK_ALLOW_GET); otherwise GET answers 405. */
+  callbackAllowGet?: boolean;
   rules: RequestRules;
   logger: FastifyServerOptions['logger'];
   metrics: ServerMetricSet;

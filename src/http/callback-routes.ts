@@ -14,6 +14,8 @@ export interface CallbackRouteDeps {
   payments: PaymentCommands;
   tokens: CallbackTokens;
   metrics: ServerMetricSet;
+  /** CALLBACK_ALLOW_GET: callbacks by query string too. Off, GET answers 405 before the token is looked at. */
+  callbackAllowGet?: boolean;
 }
 
 interface CallbackState {
@@ -24,7 +26,7 @@ interface CallbackState {
 
 const callbackReceived = z.object({ received: z.literal(true) }).meta({ id: 'CallbackReceived' });
 
-/** The provider's callback route, by query string (GET) or with a body in any encoding (POST). */
+/** The provider's callback route, with a body in any encoding (POST) or, when allowed, by query string (GET). */
 function callbackRoute(method: 'GET' | 'POST') {
   return route(
     {
@@ -34,9 +36,10 @@ function callbackRoute(method: 'GET' | 'POST') {
       tag: 'Provider callbacks',
       summary: 'Not for merchants: the provider reports a transaction',
       description:
-        'The URL the worker hands the provider at initiation, with an HMAC token of the payment id. Fields are read ' +
-        'tolerantly from JSON, a form or the query string. Accepted callbacks are checked by the payment workflow ' +
-        'before they settle anything.',
+        'The URL the worker hands the provider at initiation, with an expiring HMAC token of the payment id. Fields ' +
+        'are read tolerantly from JSON, a form or the query string. Accepted callbacks are checked by the payment ' +
+        'workflow, and confirmed by the status query where one is configured, before they settle anything.' +
+        (method === 'GET' ? ' Only with CALLBACK_ALLOW_GET=true; otherwise 405 with `Allow: POST`.' : ''),
       auth: 'url_token',
       params: z.object({ paymentId, token: z.string() }),
       ...(method === 'POST'
@@ -57,6 +60,7 @@ function callbackRoute(method: 'GET' | 'POST') {
       errors: {
         400: ['unparseable_callback', ...malformed],
         404: ['not_found'],
+        ...(method === 'GET' ? { 405: ['method_not_allowed'] } : {}),
         410: ['callback_expired'],
         413: ['payload_too_large'],
         429: ['too_many_callbacks'],
@@ -106,7 +110,17 @@ export function registerCallbackRoutes(app: FastifyInstance, deps: CallbackRoute
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.callback(state.reasons.get(request) ?? reasonOfStatus(reply.statusCode));
   });
-  registerRoutes(app, CALLBACK_ROUTES, { ...deps, ...state });
+  if (deps.callbackAllowGet) return registerRoutes(app, CALLBACK_ROUTES, { ...deps, ...state });
+  registerRoutes(
+    app,
+    CALLBACK_ROUTES.filter((callback) => callback.method === 'POST'),
+    { ...deps, ...state },
+  );
+  // A URL that settles on GET settles from a browser, a link preview or a proxy log: POST only unless allowed.
+  app.get(CALLBACK_ROUTE, async (_request, reply) => {
+    void reply.header('allow', 'POST');
+    throw new ApiError(405, 'method_not_allowed', 'callbacks are taken by POST only');
+  });
 }
 
 /** Callbacks one payment may send per minute: far above any provider's retries, far below a flood's. */

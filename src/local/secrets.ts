@@ -5,7 +5,8 @@ import { join } from 'node:path';
 export interface LocalSecrets {
   merchantKey: string;
   operatorKey: string;
-  callbackSecret: string;
+  /** CALLBACK_KEYS (data directories from before it kept a `callbackSecret`, no longer used). */
+  callbackKeys: string;
   fingerprintSecret: string;
   encryptionKeys: string;
   signingKeys: string;

@@ -200,7 +200,7 @@ export function createProviderClient(config: ProviderConfig, options: ProviderCl
       before: (answer) => {
         if (answer.status !== 404) return undefined;
         const message = describeBody(answer.text, redact).message ?? null;
-        return { state: 'not_found', transactionId: query.transactionId, statusCode: null, message };
+        return { state: 'not_found', transactionId: query.transactionId, statusCode: null, message, amount: null };
       },
       read: (json) => readStatusAnswer(json, asked),
       unusable: (answer, why) =>

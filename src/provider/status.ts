@@ -15,7 +15,7 @@ export function fillTemplate(template: string, placeholder: string, value: strin
 }
 
 /**
- * Reads a 2xx status-query answer (`{transaction_id, status, message}`, tolerant of nesting and of a list);
+ * Reads a 2xx status-query answer (`{transaction_id, status, message, amount}`, tolerant of nesting and of a list);
  * a string says why the answer cannot be trusted.
  */
 export function readStatusAnswer(
@@ -24,7 +24,9 @@ export function readStatusAnswer(
 ): StatusCheck | string {
   const record = asRecord(body);
   const list = Array.isArray(body) ? body : Array.isArray(record?.data) ? (record.data as unknown[]) : undefined;
-  if (list && list.length === 0) return { state: 'not_found', transactionId: null, statusCode: null, message: null };
+  if (list && list.length === 0) {
+    return { state: 'not_found', transactionId: null, statusCode: null, message: null, amount: null };
+  }
   if (list && list.length > 1) return `${list.length} transactions match`;
   const answer = list ? asRecord(list[0]) : record;
   if (!answer) return 'the answer is not a JSON object';
@@ -41,5 +43,6 @@ export function readStatusAnswer(
     transactionId: fields.transactionId ?? (asked.by === 'transaction_id' ? asked.value : null),
     statusCode: fields.statusCode,
     message: fields.message,
+    amount: fields.amount,
   };
 }

@@ -99,7 +99,8 @@ async function initiate(
 }
 
 function statusBody(transaction: SandboxTransaction): unknown {
-  return { transaction_id: transaction.transaction_id, status: transaction.status, message: transaction.message };
+  const { transaction_id, status, message, amount } = transaction;
+  return { transaction_id, status, message, amount };
 }
 
 /** The spec's three initiation endpoints plus the sandbox's status query and bank list, all under /api. */

@@ -12,6 +12,7 @@ import { redactBody, RequestLog } from './request-log';
 import { registerSandboxRoutes } from './sandbox-routes';
 import { TransactionStore } from './store';
 import { Timers } from './timers';
+import { SUCCESS_MESSAGE } from './scenarios';
 
 export interface SandboxOptions {
   /** Bearer token it accepts, on its provider API and its ledger and request log. */
@@ -41,6 +42,8 @@ export interface Sandbox {
   url: string;
   /** Changes callbackDelayMs for transactions started from now on. */
   setCallbackDelay(ms: number): void;
+  /** Succeeds a transaction without calling back, as a provider that settles late would (tests, the corpus). */
+  succeedSilently(transactionId: number): boolean;
   close(): Promise<void>;
 }
 
@@ -134,6 +137,13 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   return {
     url,
     setCallbackDelay: (ms) => lifecycle.setDelay(ms),
+    succeedSilently: (transactionId) => {
+      const transaction = store.get(transactionId);
+      if (!transaction) return false;
+      Object.assign(transaction, { status: '1', message: SUCCESS_MESSAGE, updated_at: new Date().toISOString() });
+      store.save();
+      return true;
+    },
     close: async () => {
       timers.close();
       store.save();

@@ -64,8 +64,9 @@ export function plannedOutcomes(scenario: Scenario): PlannedOutcome[] {
     case 'triple_callback':
       return [success(1), success(2), success(3)];
     case 'success_then_failure':
-      // A reversal comes well after the success, as a provider's would: after the success is confirmed, not racing it.
-      return [success(1), { status: '0', message: REVERSED_MESSAGE, notify: true, afterDelays: 5 }];
+      // A reversal comes well after the success, as a provider's would: after the success is confirmed (by the status
+      // query too), not racing it.
+      return [success(1), { status: '0', message: REVERSED_MESSAGE, notify: true, afterDelays: 10 }];
     case 'callback_first':
       return [success(0)];
     case 'success':

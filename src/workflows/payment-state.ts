@@ -96,9 +96,9 @@ export class PaymentState {
   }
 
   /**
-   * A provider callback (its URL token and the server's signature are checked before it gets here). It settles the
-   * payment only when it matches what the provider acknowledged: its transaction id, and its amount when it carries
-   * one; a success without an amount, or one that cannot be matched yet, waits for the status query to confirm it.
+   * A provider callback (its URL token and the server's signature are checked before it gets here). A URL can leak,
+   * so a callback is a hint: one that would settle the payment must match what the provider acknowledged (its
+   * transaction id, and its amount when it carries one) and then waits for the status query to confirm it.
    */
   callback(callback: ProviderCallback, now: Date): void {
     this.providerKnowsIt = true;
@@ -130,14 +130,13 @@ export class PaymentState {
       this.early.push(callback);
       return;
     }
-    const doubt = this.doubt(callback);
-    if (doubt) {
-      this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: doubt });
-      this.unconfirmed.push(callback);
-      return;
-    }
-    this.record(now, { type: 'callback_received', outcome: callback.state, ...details });
-    this.settleByCallback(callback, now);
+    this.record(now, {
+      type: 'callback_unconfirmed',
+      outcome: callback.state,
+      ...details,
+      message: this.doubt(callback),
+    });
+    this.unconfirmed.push(callback);
   }
 
   /** The transaction the status query asks about: the acknowledged one, else one a callback named (see confirmation). */
@@ -156,8 +155,10 @@ export class PaymentState {
   }
 
   /**
-   * The status query's answer about a callback that needed confirming: null when no status query is configured or
-   * fits, which confirms nothing but a success whose transaction id matched and that only lacked an amount.
+   * The status query's answer about a callback that would settle the payment. Null (no status query is configured or
+   * fits) keeps callbacks authoritative: one naming the acknowledged transaction settles. An answer settles when it
+   * agrees (state, transaction, amount); one that disagrees settles by its own final state when it is about this
+   * payment's transaction and amount; anything else leaves the payment waiting (reconciliation asks again).
    */
   confirmation(callback: ProviderCallback, check: StatusCheck | null | { error: string }, now: Date): void {
     if (this.terminal) return;
@@ -186,17 +187,28 @@ export class PaymentState {
     }
     const expected = callback.transactionId ?? this.resource.provider.transaction_id;
     const sameTransaction = check.transactionId === null || check.transactionId === expected;
-    if (check.state === callback.state && sameTransaction) {
+    const amountProblem = this.checkedAmountProblem(check);
+    if (check.state === callback.state && sameTransaction && !amountProblem) {
       this.resource.provider.transaction_id ??= callback.transactionId;
       this.record(now, { type: 'callback_confirmed', ...details, message: 'the status query says the same' });
       this.settleByCallback(callback, now);
       return;
     }
-    this.record(now, {
-      type: 'callback_rejected',
-      ...details,
-      message: `the status query says ${check.state}${sameTransaction ? '' : ` for transaction ${check.transactionId}`}; ignored`,
-    });
+    const says = `the status query says ${check.state}${sameTransaction ? '' : ` for transaction ${check.transactionId}`}`;
+    const ours = sameTransaction && !amountProblem && expected === this.resource.provider.transaction_id;
+    if ((check.state === 'succeeded' || check.state === 'failed') && ours) {
+      this.record(now, { type: 'callback_rejected', ...details, message: `${says}, which settles the payment` });
+      this.settle(check.state, now, { code: 'provider_declined', message: check.message ?? 'failed at the provider' });
+      return;
+    }
+    this.record(now, { type: 'callback_rejected', ...details, message: `${amountProblem ?? says}; ignored` });
+  }
+
+  /** Why a status answer's amount is not this payment's (an answer without one is judged on state and transaction). */
+  private checkedAmountProblem(check: StatusCheck): string | undefined {
+    const amount = check.amount ?? null;
+    if (amount === null || toMinorUnits(amount) === toMinorUnits(this.resource.amount)) return undefined;
+    return `the status query says amount ${check.amount}, not the payment's ${this.resource.amount}`;
   }
 
   /** A message that did not come through the front door (unsigned, or signed for something else): recorded only. */
@@ -309,12 +321,12 @@ export class PaymentState {
     return undefined;
   }
 
-  /** Why a matching callback still needs the status query before it may settle the payment. */
-  private doubt(callback: ProviderCallback): string | undefined {
+  /** What the status query is asked to confirm about a callback that would settle the payment. */
+  private doubt(callback: ProviderCallback): string {
     if (this.resource.provider.transaction_id === null) return 'no acknowledged transaction to match; checking';
     if (callback.transactionId === null) return 'no transaction id; checking with the status query';
     if (callback.state === 'succeeded' && callback.amount === null) return 'success without an amount; checking';
-    return undefined;
+    return 'checking with the status query before it settles';
   }
 
   /** Callbacks that came before the acknowledgement, judged now that it has come. */
@@ -329,11 +341,8 @@ export class PaymentState {
           type: callback.state === this.status ? 'callback_duplicate' : 'callback_contradicting',
           ...details,
         });
-      } else if (this.doubt(callback)) {
-        this.unconfirmed.push(callback);
       } else {
-        this.record(now, { type: 'callback_received', ...details, message: 'matches the acknowledgement' });
-        this.settleByCallback(callback, now);
+        this.unconfirmed.push(callback);
       }
     }
   }
@@ -352,6 +361,14 @@ export class PaymentState {
     if (outcome === 'failed') this.resource.next_action = null;
     this.record(now, { type: outcome });
     this.setStatus(outcome, now);
+    // Callbacks still waiting for the status query are judged against the outcome, as later ones are.
+    for (const waiting of this.unconfirmed.splice(0)) {
+      this.record(now, {
+        type: waiting.state === outcome ? 'callback_duplicate' : 'callback_contradicting',
+        outcome: waiting.state,
+        status_code: waiting.statusCode ?? undefined,
+      });
+    }
   }
 
   private setStatus(status: PaymentStatus, now: Date): void {

@@ -119,7 +119,8 @@ async function initiate(state: PaymentState, message: PaymentMessage, input: Pay
 }
 
 /**
- * From the initiation's answer to the outcome: the callback, else reconciliation, else an operator. A provider that
+ * From the initiation's answer to the outcome: the callback (confirmed by the status query where one fits), else
+ * reconciliation, else an operator. A provider that
  * never received the payment fails it (`not_sent`).
  */
 async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
@@ -164,6 +165,7 @@ async function waitForOutcome(
   }
 }
 
+/** Asks the status query about a callback that would settle the payment; without one the callback stands. */
 async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
   try {
@@ -186,9 +188,7 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
       ]);
       if (check === null) {
         // No status query fits this payment: only a callback can still settle it.
-        await condition(() => state.terminal, Math.max(deadline - workflowTime().getTime(), 1), {
-          summary: 'wait for callback',
-        });
+        await waitForOutcome(state, input, Math.max(deadline, workflowTime().getTime() + 1), 'wait for callback');
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
@@ -199,9 +199,9 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
     const remaining = deadline - workflowTime().getTime();
     if (state.terminal || remaining <= 0) return;
     const wait = Math.min(interval, remaining);
-    await condition(() => state.terminal, wait, {
-      summary: `wait ${formatDuration(wait)} before status check ${attempt + 1}`,
-    });
+    const summary = `wait ${formatDuration(wait)} before status check ${attempt + 1}`;
+    // Callbacks that come meanwhile are confirmed as they come.
+    await waitForOutcome(state, input, workflowTime().getTime() + wait, summary);
     interval = Math.min(interval * 2, MAX_RECONCILE_INTERVAL_MS);
   }
 }

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } from '../../src/config/process-settings';
+import {
+  callbackTokenSettings,
+  notificationSettings,
+  providerConfig,
+  publicBaseUrl,
+  workerSchema,
+} from '../../src/config/process-settings';
+import { parseKeyring } from '../../src/crypto/keyring';
 import { parseConfig } from '../../src/config/config-loading';
 import { WORKFLOW_BUNDLE } from '../../src/local/build-outputs';
 import type { WorkerConfig } from '../../src/config/process-settings';
@@ -39,6 +46,14 @@ export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base
 /** SIGNING_KEYS of every test process: the server signs with them, the worker verifies. */
 export const TEST_SIGNING_KEYS = `sign-1:${Buffer.alloc(32, 9).toString('base64')}`;
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
+/** CALLBACK_KEYS of the test stacks: the worker's callback URLs carry tokens made under them. */
+export const TEST_CALLBACK_KEYS = `cb-1:${Buffer.alloc(32, 5).toString('base64')}`;
+
+/** Callback tokens as a test stack makes them (a week's lifetime), for tests that build callback URLs. */
+export function testCallbackTokens(publicBaseUrl?: string, keys = TEST_CALLBACK_KEYS): CallbackTokens {
+  const settings = callbackTokenSettings({ CALLBACK_KEYS: parseKeyring(keys), CALLBACK_TOKEN_TTL: 7 * 86_400_000 });
+  return new CallbackTokens(settings, publicBaseUrl);
+}
 /** The key of each stack's notified merchant (`stack.notifiedMerchant`), the one with a MERCHANT_WEBHOOKS entry. */
 export const NOTIFIED_MERCHANT_KEY = 'mk_notified_0123456789abcdef';
 /** The secret that merchant's notifications are signed with, and the sandbox's merchant verifies them with. */
@@ -68,6 +83,8 @@ export interface StackOptions {
 
 export interface SandboxRecord {
   callback_url?: string | null;
+  /** A ledger transaction's status at the sandbox: `2` pending, `1` succeeded, `0` failed. */
+  status?: string;
   body?: { callback_url?: string };
 }
 
@@ -112,7 +129,7 @@ export function workerDeps(
     cardVault,
     database,
     signingKeys: config.SIGNING_KEYS,
-    callbackTokens: new CallbackTokens(config.CALLBACK_SECRET, publicBaseUrl(config)),
+    callbackTokens: new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config)),
   };
 }
 
@@ -178,7 +195,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       shared: {
         TASK_QUEUE: taskQueue,
         PROVIDER_TOKEN: SANDBOX_TOKEN,
-        CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+        CALLBACK_KEYS: TEST_CALLBACK_KEYS,
         SIGNING_KEYS: TEST_SIGNING_KEYS,
         ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
         LOG_LEVEL: 'warn',
