@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch-model';
+import type { BatchAction, BatchControl, BatchInput, BatchItem, BatchProgress } from '../domain/batch-model';
 import { isBatchClosed } from '../domain/batch-model';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
@@ -181,13 +181,14 @@ export class Batches {
   }
 
   /**
-   * Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. An operator's (named)
-   * is recorded as their action.
+   * Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point, or when a merchant
+   * (no `operator`) would resume an operator's pause. An operator's (named) is recorded as their action.
    */
   async control(batchId: string, action: BatchAction, operator?: string): Promise<BatchProgress> {
     const actions = this.options.actions;
     if (operator !== undefined && !actions) throw new Error('this Batches instance has no record of operator actions');
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, action);
+    const control: BatchControl = operator === undefined ? { action } : { action, operator };
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, control);
     const batch = await executeUpdate(
       this.client,
       batchId,
