@@ -1,5 +1,11 @@
 import { loadConfigOrExit } from './config/config-loading';
-import { notificationSettings, providerConfig, publicBaseUrl, workerSchema } from './config/process-settings';
+import {
+  notificationSettings,
+  providerConfig,
+  publicBaseUrl,
+  vaultKeyring,
+  workerSchema,
+} from './config/process-settings';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createLogger } from './logging';
@@ -18,7 +24,7 @@ async function main(): Promise<void> {
   const tracing = await startTracing({ serviceName: 'payments-worker' });
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
-  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker' });
   const migrations = new StartMigrations(database, (err) =>
     logger.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
