@@ -132,8 +132,13 @@ export function route(
       method: spec.method,
       url: spec.path,
       // Before the body is read: an unauthenticated request is answered without its body ever being parsed.
-      onRequest: async (request) => {
-        callers.set(request, verify ? verify(request.params, deps, request) : authenticate(spec, deps.keys, request));
+      onRequest: (request, _reply, done) => {
+        try {
+          callers.set(request, verify ? verify(request.params, deps, request) : authenticate(spec, deps.keys, request));
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
       },
       handler: async (request, reply) => {
         const caller = callers.get(request);
