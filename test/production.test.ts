@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runEntry } from './support/process';
+import { webUiCodecLines } from '../src/local/web-ui-codec-lines';
 import { cliSchema } from '../src/cli/ops-context';
 import { ConfigError, parseConfig } from '../src/config/config-loading';
 import { SANDBOX_TOKEN, serverSchema, workerSchema } from '../src/config/process-settings';
@@ -245,6 +246,15 @@ describe('production refuses development settings', () => {
         vault,
       );
     }
+  });
+
+  it('npm start in production prints no live Web UI decode URL, only how to ask for one', () => {
+    const env = { OPERATOR_API_KEYS: `ada:${strong()}`, CODEC_TOKEN_SECRET: strong() };
+    const development = webUiCodecLines(env, 'https://pay.example').join('\n');
+    assert.match(development, /https:\/\/pay\.example\/codec\/ui\/\S+/, 'outside production: a live URL');
+    const production = webUiCodecLines({ ...env, NODE_ENV: 'production' }, 'https://pay.example').join('\n');
+    assert.ok(!production.includes('/codec/ui/'), production);
+    assert.match(production, /npm run ops -- codec-url/);
   });
 
   it('the worker: a plaintext Temporal, before it connects to anything', async () => {
