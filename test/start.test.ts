@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import { freePort } from '../src/local/free-port';
 import { waitUntil } from '../src/local/wait-until';
+import { exposedPaths } from './support/file-modes';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest, postCodec } from './support/request-builders';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
@@ -18,20 +19,6 @@ import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 const dataDir = mkdtempSync(join(tmpdir(), 'start-test-'));
 // Made readable by all, as an old data directory may be: npm start makes it private.
 chmodSync(dataDir, 0o755);
-
-/** Every path under `dir` that another user could read or list: group or others bits beyond a directory's search. */
-function exposed(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (path: string) => {
-    const stat = lstatSync(path);
-    if (stat.isSymbolicLink()) return;
-    // A directory may keep its group's search bit (PostgreSQL's OS user passes through, as root): no listing.
-    if (stat.mode & (stat.isDirectory() ? 0o067 : 0o077)) found.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
-    if (stat.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
-  };
-  walk(dir);
-  return found;
-}
 let running: ChildProcess | undefined;
 after(async () => {
   if (running) await stopSystem(running);
@@ -64,7 +51,7 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   assert.equal(secrets.merchantKey, key);
   assert.notEqual(secrets.fingerprintSecret, secrets.callbackSecret, 'one secret per purpose');
   assert.notEqual(secrets.vaultKeys, secrets.encryptionKeys, 'the card vault has its own key');
-  assert.deepEqual(exposed(dataDir), [], 'DATA_DIR and everything in it is private');
+  assert.deepEqual(exposedPaths(dataDir), [], 'DATA_DIR and everything in it is private');
   // The records' private PostgreSQL: its URL shown without the password, which stays in DATA_DIR.
   const passwordFile = join(dataDir, 'postgres', 'password');
   const records = new RegExp(
@@ -174,7 +161,11 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');
   assert.equal(await stopSystem(first.child), 0);
-  assert.deepEqual(exposed(dataDir), [], 'what the run wrote into DATA_DIR (ledger, Temporal, PostgreSQL) is private');
+  assert.deepEqual(
+    exposedPaths(dataDir),
+    [],
+    'what the run wrote into DATA_DIR (ledger, Temporal, PostgreSQL) is private',
+  );
 
   // A data directory from before FINGERPRINT_SECRET (and the generated sandbox token) gets them on its next start.
   const { fingerprintSecret: _fingerprint, sandboxToken: _token, ...older } = secrets;
