@@ -4,6 +4,7 @@ import { loadConfigOrExit } from './config/config-loading';
 import { withoutPassword } from './config/setting-parsers';
 import { startCluster } from './local/cluster-launcher';
 import { clusterVersions } from './local/cluster-versions';
+import { privateDataDir } from './local/secrets';
 
 // Entry: `npm run cluster`, a real Temporal cluster in the foreground (PostgreSQL, temporal-server, Web UI server)
 // with its data under DATA_DIR, and the payment records' database in the same PostgreSQL; Ctrl-C stops it. Workers
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit(schema, 'cluster');
   const started = Date.now();
   const versions = clusterVersions();
+  privateDataDir(resolve(config.DATA_DIR));
   const cluster = await startCluster({
     dataDir: resolve(config.DATA_DIR),
     namespace: config.TEMPORAL_NAMESPACE,

@@ -1,6 +1,12 @@
 import { BankDirectory } from './banks/directory';
 import { loadConfigOrExit } from './config/config-loading';
-import { callbackTokenSettings, providerConfig, publicBaseUrl, serverSchema } from './config/process-settings';
+import {
+  callbackTokenSettings,
+  providerConfig,
+  publicBaseUrl,
+  serverSchema,
+  vaultKeyring,
+} from './config/process-settings';
 import type { ServerConfig } from './config/process-settings';
 import type { PaymentTiming } from './domain/payment-model';
 import type { PaymentType } from './domain/requests';
@@ -48,7 +54,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   );
   // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
   records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
-  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   const tokens = new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config));
   const timing = timingFor(config);
   const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE, records });

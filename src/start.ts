@@ -1,24 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfigOrExit } from './config/config-loading';
-import { operatorKeyList, withoutPassword } from './config/setting-parsers';
+import { withoutPassword } from './config/setting-parsers';
 import { productionProblems } from './config/production-rules';
 import { serverSchema, startSchema, workerSchema } from './config/process-settings';
 import type { StartConfig } from './config/process-settings';
 import { WORKER_COMMAND, WORKER_SCRIPT } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { operatorNameFrom } from './domain/operator';
-import { CODEC_TOKEN_TTL_MS, signCodecToken } from './crypto/codec-tokens';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection-settings';
 import type { TemporalEndpoint } from './temporal/connection-settings';
-import { localSecretsFile, readLocalSecrets } from './local/secrets';
+import { localSecretsFile, privateDataDir, readLocalSecrets } from './local/secrets';
+import { webUiCodecLines } from './local/web-ui-codec-lines';
 import type { LocalSecrets } from './local/secrets';
 import { startDevServer } from './local/dev-server';
 import type { DevServer } from './local/dev-server';
 import { freePort } from './local/free-port';
-import { ensureDatabase, keptPort, letPostgresThrough, postgresUrl, startPostgres } from './local/postgres';
+import { ensureDatabase, keptPort, postgresUrl, startPostgres } from './local/postgres';
 import { startRedisServer } from './local/redis-server';
 import { Supervisor, waitForHttp } from './local/supervisor';
 import { migrate, openDatabase } from './records/database';
@@ -34,6 +34,7 @@ const GENERATED = [
   'FINGERPRINT_SECRET',
   'ENCRYPTION_KEYS',
   'SIGNING_KEYS',
+  'VAULT_KEYS',
 ] as const;
 
 function log(message: string): void {
@@ -52,6 +53,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     // A data directory from before encryption gets its key now (payloads written before need ACCEPT_UNENCRYPTED_PAYLOADS).
     encryptionKeys: kept.encryptionKeys ?? generateKeyEntry('local-1'),
     signingKeys: kept.signingKeys ?? generateKeyEntry('sign-1'),
+    vaultKeys: kept.vaultKeys ?? generateKeyEntry('vault-1'),
     codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
     notificationSecret: kept.notificationSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
@@ -60,24 +62,6 @@ function localSecrets(dataDir: string): LocalSecrets {
     writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;
-}
-
-/**
- * A fresh Web UI codec endpoint for the first operator: decode-only, expiring, for the operator to paste into the
- * Web UI's Codec Server settings. No secret goes on the dev server's command line or into the UI's configuration,
- * which every process on the machine and every browser could read.
- */
-function webUiCodecLines(env: NodeJS.ProcessEnv, publicBaseUrl: string): string[] {
-  const operators = operatorKeyList.safeParse(env.OPERATOR_API_KEYS ?? '');
-  const operator = operators.success ? operators.data[0]?.name : undefined;
-  if (!env.CODEC_TOKEN_SECRET || !operator) return [];
-  const expiresAt = new Date(Date.now() + CODEC_TOKEN_TTL_MS);
-  return [
-    `  Web UI decoding  paste into the Web UI's Codec Server settings, "use my browser setting" (for ${operator}, ` +
-      `decode only, until ${expiresAt.toISOString().replace(/\.\d+Z$/, 'Z')}):`,
-    `                   ${publicBaseUrl}/codec/ui/${signCodecToken(env.CODEC_TOKEN_SECRET, operator, expiresAt)}`,
-    '                   a new one: `npm run ops -- codec-url` or `POST /v1/operator/codec-tokens` (operator key)',
-  ];
 }
 
 /** How to reach a listening host from this machine: a wildcard address as localhost. */
@@ -128,6 +112,7 @@ function childEnvironment(secrets: LocalSecrets): { env: NodeJS.ProcessEnv; gene
   env.FINGERPRINT_SECRET ??= secrets.fingerprintSecret;
   env.ENCRYPTION_KEYS ??= secrets.encryptionKeys;
   env.SIGNING_KEYS ??= secrets.signingKeys;
+  env.VAULT_KEYS ??= secrets.vaultKeys;
   // Optional in production (without it the Web UI cannot decode); generated, like the others, outside it.
   if (process.env.NODE_ENV !== 'production') env.CODEC_TOKEN_SECRET ??= secrets.codecTokenSecret;
   return { env, generated };
@@ -160,9 +145,9 @@ async function prepareDatabase(
   if (!shown) {
     const dir = join(dataDir, 'postgres');
     log(`starting a private PostgreSQL for the payment records (data in ${dir})…`);
-    letPostgresThrough(dataDir);
     const postgres = await startPostgres(dir, await keptPort(dir), (line) => process.stderr.write(`${line}\n`), {
       user: RECORDS,
+      within: dataDir,
     });
     supervisor.onStop(() => postgres.stop());
     env.DATABASE_URL = await ensureDatabase(postgresUrl(postgres, 'postgres'), RECORDS);
@@ -257,7 +242,7 @@ async function main(): Promise<void> {
   })();
   if (process.env.NODE_ENV === 'production') refuseDevelopmentSettings(config, temporal);
   const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  privateDataDir(dataDir);
   const secrets = localSecrets(dataDir);
   const { env, generated } = childEnvironment(secrets);
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;

@@ -4,6 +4,7 @@ import {
   notificationSettings,
   providerConfig,
   publicBaseUrl,
+  vaultKeyring,
   workerSchema,
 } from './config/process-settings';
 import { WORKFLOW_BUNDLE } from './local/build-outputs';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const tracing = await startTracing({ serviceName: 'payments-worker' });
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
-  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   // Below the record write's 10 s: a query stuck on a frozen database gives its connection back and is tried again.
   const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker', queryTimeoutMs: 5_000 });
   const migrations = new StartMigrations(database, (err) =>

@@ -57,15 +57,15 @@ describe('BatchState', () => {
 
   it('pauses, resumes and cancels, refusing what no longer applies', () => {
     const state = new BatchState(input, undefined, now);
-    assert.equal(state.refusal('resume'), 'the batch is not paused');
-    state.apply('pause');
+    assert.equal(state.refusal({ action: 'resume' }), 'the batch is not paused');
+    state.apply({ action: 'pause' });
     assert.equal(state.freeSlots, 0);
-    assert.equal(state.refusal('pause'), undefined, 'pausing twice is harmless');
-    state.apply('resume');
+    assert.equal(state.refusal({ action: 'pause' }), undefined, 'pausing twice is harmless');
+    state.apply({ action: 'resume' });
     assert.equal(state.freeSlots, 2);
     startTwo(state);
-    state.apply('cancel');
-    assert.equal(state.refusal('resume'), 'the batch is being cancelled');
+    state.apply({ action: 'cancel' });
+    assert.equal(state.refusal({ action: 'resume' }), 'the batch is being cancelled');
     assert.equal(state.drained, false, 'in-flight items finish first');
     state.settled({ paymentId: 'i1', status: 'succeeded' });
     state.settled({ paymentId: 'i2', status: 'succeeded' });
@@ -73,7 +73,24 @@ describe('BatchState', () => {
     state.finish(now, ['r3', 'r4', 'r5']);
     assert.equal(state.status, 'cancelled');
     assert.deepEqual(state.progress().not_started, ['r3', 'r4', 'r5']);
-    assert.equal(state.refusal('cancel'), 'the batch is already cancelled');
+    assert.equal(state.refusal({ action: 'cancel' }), 'the batch is already cancelled');
+  });
+
+  it("keeps an operator's pause until an operator resumes it, and shows who paused", () => {
+    const state = new BatchState(input, undefined, now);
+    state.apply({ action: 'pause' });
+    assert.equal(state.progress().paused_by, 'merchant');
+    state.apply({ action: 'pause', operator: 'jane' });
+    assert.equal(state.progress().paused_by, 'jane', "an operator's pause takes over the merchant's");
+    state.apply({ action: 'pause' });
+    assert.equal(state.progress().paused_by, 'jane', "a merchant's pause leaves the operator's");
+    assert.match(state.refusal({ action: 'resume' }) ?? '', /paused by an operator \(jane\); only an operator/);
+    assert.equal(state.refusal({ action: 'resume', operator: 'bob' }), undefined);
+    state.apply({ action: 'resume', operator: 'bob' });
+    assert.equal(state.status, 'running');
+    assert.equal(state.progress().paused_by, null);
+    state.apply({ action: 'pause' });
+    assert.equal(state.refusal({ action: 'resume' }), undefined, "the merchant resumes the merchant's own pause");
   });
 
   it('completes once every item has started and none is in flight', () => {

@@ -11,7 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
 import type { PaymentMessage } from '../src/domain/payment-model';
 import { signMessage } from '../src/crypto/signing';
-import { parseKeyring } from '../src/crypto/keyring';
+import { open, parseKeyring } from '../src/crypto/keyring';
 import { FailureTypes } from '../src/domain/payment-model';
 import type { PaymentInput, ProviderAck } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
@@ -34,6 +34,7 @@ import {
   testCallbackTokens,
   TEST_ENCRYPTION_KEYS,
   TEST_SIGNING_KEYS,
+  TEST_VAULT_KEYS,
   testDatabaseUrl,
   testEnvironment,
   workerDeps,
@@ -192,6 +193,17 @@ describe('card vault', () => {
     const stored = await redis.get(vaultKey(input.request.card.token));
     assert.ok(stored && !stored.includes('4111111111111111') && !stored.includes('"123"'), 'encrypted at rest');
     assert.ok((await redis.pTTL(vaultKey(input.request.card.token))) <= 15 * 60_000, 'expires within 15 minutes');
+    // Sealed with VAULT_KEYS: whoever decodes Temporal's payloads (ENCRYPTION_KEYS, the Web UI's codec) cannot open it.
+    const dot = stored.indexOf('.');
+    const entry = { keyId: stored.slice(0, dot), data: Buffer.from(stored.slice(dot + 1), 'base64') };
+    const aad = Buffer.from(vaultKey(input.request.card.token));
+    const vaultKeys = parseKeyring(TEST_VAULT_KEYS);
+    assert.equal(entry.keyId, vaultKeys.primary.id);
+    assert.match(open(vaultKeys, entry, aad).toString('utf8'), /4111111111111111/);
+    for (const { key } of keyring.byId.values()) {
+      const posing = { primary: { id: entry.keyId, key }, byId: new Map([[entry.keyId, { id: entry.keyId, key }]]) };
+      assert.throws(() => open(posing, entry, aad), 'an encryption key does not open the vault');
+    }
     assert.equal(await redis.del(vaultKey(input.request.card.token)), 1, 'the entry was there');
     await redis.quit();
 
@@ -203,7 +215,7 @@ describe('card vault', () => {
       requestTimeoutMs: 3000,
       safeRetries: 0,
     });
-    const cardVault = await createRedisVault({ url: vaultUrl, keyring });
+    const cardVault = await createRedisVault({ url: vaultUrl, keyring: parseKeyring(TEST_VAULT_KEYS) });
     const database = openDatabase(testDatabaseUrl(stack.workerEnv));
     const worker = await createPaymentWorker({
       temporal: { TEMPORAL_ADDRESS: address },

@@ -20,6 +20,7 @@ function batch(counts: Partial<Record<ItemStage, number>>, total = 1000): BatchP
     items,
     needs_review: [],
     not_started: null,
+    paused_by: null,
   };
 }
 

@@ -48,6 +48,7 @@ const SECRETS = {
   FINGERPRINT_SECRET: randomBytes(32).toString('hex'),
   ENCRYPTION_KEYS: generateKeyEntry('k1'),
   SIGNING_KEYS: generateKeyEntry('s1'),
+  VAULT_KEYS: generateKeyEntry('v1'),
   REDIS_PASSWORD: randomBytes(16).toString('hex'),
   POSTGRES_PASSWORD: randomBytes(16).toString('hex'),
 };
@@ -222,6 +223,28 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
       }
       assert.ok(s.healthcheck?.test && !s.healthcheck.disable, `${name} has a healthcheck`);
     }
+  });
+
+  it('gives each service only its own secrets: the payment keys to the worker and the server alone', () => {
+    const paymentKeys = ['ENCRYPTION_KEYS', 'SIGNING_KEYS', 'VAULT_KEYS', 'CALLBACK_SECRET'];
+    const serverOnly = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'FINGERPRINT_SECRET', 'CODEC_TOKEN_SECRET'];
+    const holders = (secret: string) =>
+      Object.entries(services)
+        .filter(([, s]) => Object.keys(env(s)).includes(secret))
+        .map(([name]) => name)
+        .sort();
+    for (const secret of paymentKeys) assert.deepEqual(holders(secret), ['server', 'worker'], secret);
+    for (const secret of serverOnly) assert.deepEqual(holders(secret), ['server'], secret);
+    // No value of a payment secret reaches any other service under another name either.
+    for (const [name, s] of Object.entries(services)) {
+      if (name === 'server' || name === 'worker') continue;
+      const values = Object.values(env(s)).join('\n');
+      for (const secret of [...paymentKeys, ...serverOnly]) {
+        const value = SECRETS[secret as keyof typeof SECRETS];
+        if (value) assert.ok(!values.includes(value), `${name} holds ${secret}`);
+      }
+    }
+    assert.notEqual(env(service('worker')).VAULT_KEYS, env(service('worker')).ENCRYPTION_KEYS);
   });
 
   it('gives the server and the worker settings their own configuration accepts', () => {

@@ -228,6 +228,20 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a key id that would break signature parsing (a "."), in every keyring', () => {
+    for (const name of ['ENCRYPTION_KEYS', 'SIGNING_KEYS', 'VAULT_KEYS']) {
+      for (const schema of [workerSchema, serverSchema]) {
+        const message = configError(() =>
+          parseConfig(schema, { ...valid, ...worker, [name]: `good:${KEY_1},v1.2:${KEY_2}` }),
+        );
+        assert.match(message, new RegExp(`${name}: entry 2 must be \`key_id:base64_key\` \\(id of 1–32 letters`));
+        assert.ok(!message.includes(KEY_2), 'no key echoed');
+      }
+    }
+    // The card vault's keys are its own: VAULT_KEYS when set, ENCRYPTION_KEYS outside production when not.
+    assert.equal(parseConfig(workerSchema, { ...worker, VAULT_KEYS: `v1:${KEY_2}` }).VAULT_KEYS?.primary.id, 'v1');
+  });
+
   it('MERCHANT_WEBHOOKS: JSON by merchant, secrets as a list (rotation); a bad entry named by merchant, never echoed', () => {
     const secret = 'whsec_0123456789abcdef_secret';
     const hooks = { acme: { url: 'https://acme.example/hooks/', secrets: [secret, `${secret}-new`] } };
@@ -342,7 +356,9 @@ describe('configuration', () => {
       FINGERPRINT_SECRET: randomBytes(24).toString('hex'),
       ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')},k0:${randomBytes(32).toString('base64')}`,
       SIGNING_KEYS: `s1:${randomBytes(32).toString('base64')}`,
-      VAULT_URL: `redis://:${randomBytes(16).toString('hex')}@vault.internal:6379`,
+      VAULT_KEYS: `v1:${randomBytes(32).toString('base64')}`,
+      // Off loopback the vault is reached over TLS (production refuses redis:// there: production.test.ts).
+      VAULT_URL: `rediss://:${randomBytes(16).toString('hex')}@vault.internal:6379`,
     };
     assert.equal(parseConfig(serverSchema, strong).PUBLIC_BASE_URL, 'https://pay.example');
     // Outside production the same settings are fine (local development with the sandbox).

@@ -329,6 +329,7 @@ describe('CSV exports over HTTP', () => {
       },
       needs_review: [],
       not_started: null,
+      paused_by: null,
     };
     await upsertBatchRecord(db, {
       resource: progress,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import fc from 'fast-check';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import { parseKeyring } from '../src/crypto/keyring';
@@ -11,6 +12,41 @@ import { paymentRequest, uniqueReference } from './support/request-builders';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 import { assertDocumented } from './support/openapi-checks';
+
+/**
+ * Sends a request's headers and the first kilobyte of a body of `declared` bytes, never the rest: the status line the
+ * server answers with before the body is complete, or undefined when it is still waiting after `waitMs`.
+ */
+async function answerBeforeBody(
+  baseUrl: string,
+  path: string,
+  declared: number,
+  key: string | undefined,
+  waitMs: number,
+): Promise<string | undefined> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  try {
+    const head = [
+      `POST ${path} HTTP/1.1`,
+      `host: ${hostname}:${port}`,
+      'content-type: application/json',
+      `content-length: ${declared}`,
+      ...(key ? [`authorization: Bearer ${key}`] : []),
+    ];
+    socket.write(`${head.join('\r\n')}\r\n\r\n{"items":[${' '.repeat(1024)}`);
+    return await new Promise<string | undefined>((resolve, reject) => {
+      const timer = setTimeout(() => resolve(undefined), waitMs);
+      socket.once('data', (chunk: Buffer) => {
+        clearTimeout(timer);
+        resolve(chunk.toString('latin1').split('\r\n')[0]);
+      });
+      socket.once('error', reject);
+    });
+  } finally {
+    socket.destroy();
+  }
+}
 
 /** The body as JSON, or its text when it is not JSON. */
 function parseJson(text: string): unknown {
@@ -316,6 +352,29 @@ describe('hostile input', () => {
       ),
       { numRuns: 1500 },
     );
+  });
+
+  it('refuses an unauthenticated large body before reading it: the answer comes while the body is still being sent', async () => {
+    const MB = 1024 * 1024;
+    const refusals: [string, number, string | undefined, string][] = [
+      ['/v1/payout-batches', 8 * MB, undefined, '401'],
+      ['/v1/payout-batches', 8 * MB, 'mk_not_a_key', '401'],
+      ['/v1/payments', MB, undefined, '401'],
+      ['/codec/decode', 4 * MB, undefined, '401'],
+      ['/codec/encode', 4 * MB, MERCHANT_KEY, '403'],
+      ['/codec/ui/not-a-token/decode', 4 * MB, undefined, '401'],
+      ['/codec/ui/not-a-token/encode', 4 * MB, undefined, '403'],
+      ['/v1/payout-batches/batch-acme-x/pause', MB, undefined, '401'],
+    ];
+    for (const [path, size, key, status] of refusals) {
+      const started = Date.now();
+      const line = await answerBeforeBody(stack.baseUrl, path, size, key, 5_000);
+      assert.match(line ?? 'no answer', new RegExp(`^HTTP/1\\.1 ${status} `), `${path}: ${line ?? 'no answer'}`);
+      assert.ok(Date.now() - started < 2_000, `${path} answered in ${Date.now() - started} ms`);
+    }
+    // With a valid key the server waits for the body: what the answers above did not need.
+    assert.equal(await answerBeforeBody(stack.baseUrl, '/v1/payout-batches', 8 * MB, MERCHANT_KEY, 700), undefined);
+    assert.equal(await answerBeforeBody(stack.baseUrl, '/codec/decode', 4 * MB, OPERATOR_KEY, 700), undefined);
   });
 
   it('the server still answers, and exactly the 201 answers started workflows', async () => {

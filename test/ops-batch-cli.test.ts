@@ -29,9 +29,11 @@ describe('ops batch', () => {
     const paused = await ops(['batch', 'pause', batchId, '--json']);
     assert.equal(paused.code, 0, paused.stderr);
     assert.equal((JSON.parse(paused.stdout) as BatchProgress).status, 'paused');
+    const pausedBy = (JSON.parse(paused.stdout) as BatchProgress).paused_by;
+    assert.ok(pausedBy && pausedBy !== 'merchant', `an operator's hold: ${pausedBy}`);
     const shown = await ops(['batch', 'show', batchId]);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /status: +paused/);
+    assert.match(shown.stdout, new RegExp(`status: +paused \\(by ${pausedBy.replace(/\./g, '\\.')}\\)`));
     assert.match(shown.stdout, /STATUS +COUNT +AMOUNT/);
     const resumed = await ops(['batch', 'resume', batchId, '--json']);
     assert.equal(resumed.code, 0, resumed.stderr);

@@ -4,7 +4,7 @@ import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack } from './support/test-stack';
+import { OPERATOR_KEY, OPERATOR_NAME, OTHER_MERCHANT_KEY, startStack } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 interface ErrorBody {
@@ -187,6 +187,36 @@ describe('payout batch runs', () => {
       assert.equal((await stack.api('GET', `/v1/payments/${encodeURIComponent(paymentId)}`)).status, 404);
     }
     assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/cancel`)).status, 409);
+  });
+
+  it("keeps an operator's pause against the merchant's resume, and names who paused", async () => {
+    const body = batchBody(uniqueReference('hold'), 12, ['22']);
+    const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
+    assert.equal(created.status, 201);
+    const id = created.body.id;
+    assert.equal(created.body.paused_by, null);
+
+    const held = await stack.api<BatchProgress>('POST', `/v1/payout-batches/${id}/pause`, undefined, OPERATOR_KEY);
+    assert.equal(held.status, 200);
+    assert.equal(held.body.paused_by, OPERATOR_NAME);
+    const drained = await waitForBatch(stack, id, (b) => b.items.in_flight.count === 0, 30_000);
+
+    // The merchant's resume (and a pause over the hold, then a resume) lifts nothing.
+    const resumed = await stack.api<ErrorBody>('POST', `/v1/payout-batches/${id}/resume`);
+    assert.equal(resumed.status, 409);
+    assert.match(resumed.body.error.message, /paused by an operator .*only an operator can resume it/);
+    assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/pause`)).status, 200);
+    assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/resume`)).status, 409);
+    await new Promise((r) => setTimeout(r, 1000));
+    const still = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${id}`);
+    assert.equal(still.body.status, 'paused');
+    assert.equal(still.body.paused_by, OPERATOR_NAME, "the merchant's pause did not replace the operator's");
+    assert.equal(still.body.items.not_started.count, drained.items.not_started.count, 'nothing started');
+
+    const lifted = await stack.api<BatchProgress>('POST', `/v1/payout-batches/${id}/resume`, undefined, OPERATOR_KEY);
+    assert.equal(lifted.status, 200);
+    assert.equal(lifted.body.paused_by, null);
+    assert.equal((await stack.api('POST', `/v1/payout-batches/${id}/cancel`)).status, 200);
   });
 
   it('answers 404 for unknown batches and actions', async () => {

@@ -5,14 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runEntry } from './support/process';
+import { webUiCodecLines } from '../src/local/web-ui-codec-lines';
 import { cliSchema } from '../src/cli/ops-context';
 import { ConfigError, parseConfig } from '../src/config/config-loading';
-import { SANDBOX_TOKEN, serverSchema } from '../src/config/process-settings';
+import { SANDBOX_TOKEN, serverSchema, workerSchema } from '../src/config/process-settings';
 
 // NODE_ENV=production: each process refuses to start on development settings and names what is wrong.
 
 const KEY = `prod-1:${randomBytes(32).toString('base64')}`;
 const SIGNING_KEY = `prod-sign-1:${randomBytes(32).toString('base64')}`;
+const VAULT_KEY = `prod-vault-1:${randomBytes(32).toString('base64')}`;
 const strong = () => randomBytes(32).toString('base64url');
 const VAULT_URL = `redis://:${strong()}@127.0.0.1:1`;
 /** Production-worthy server settings but for what a test makes weak. */
@@ -25,6 +27,7 @@ const serverEnv = () => ({
   FINGERPRINT_SECRET: strong(),
   ENCRYPTION_KEYS: KEY,
   SIGNING_KEYS: SIGNING_KEY,
+  VAULT_KEYS: VAULT_KEY,
   VAULT_URL,
   PUBLIC_BASE_URL: 'https://pay.example',
   TEMPORAL_ADDRESS: 'temporal.internal:7233',
@@ -178,6 +181,80 @@ describe('production refuses development settings', () => {
     });
     assert.equal(worker.code, 1);
     assert.match(worker.output, / {2}DATABASE_URL: needs a password in production/);
+  });
+
+  it('the server: one secret for two purposes, two merchants or an operator, named by owner and never echoed', async () => {
+    const env = serverEnv();
+    const encryptionKey = KEY.slice(KEY.indexOf(':') + 1);
+    const shared = strong();
+    const merchantKey = strong();
+    const { code, output } = await run('server.ts', {
+      ...env,
+      SIGNING_KEYS: `prod-sign-2:${encryptionKey}`,
+      VAULT_KEYS: `prod-vault-2:${Buffer.from(encryptionKey, 'base64').toString('base64url')}`,
+      CALLBACK_SECRET: shared,
+      FINGERPRINT_SECRET: shared,
+      CODEC_TOKEN_SECRET: env.PROVIDER_TOKEN,
+      MERCHANT_API_KEYS: `acme:${merchantKey},globex:${merchantKey}`,
+      OPERATOR_API_KEYS: `ada:${shared}`,
+    });
+    assert.equal(code, 1);
+    const lines = [
+      / {2}SIGNING_KEYS: key "prod-sign-2" is also ENCRYPTION_KEYS's key "prod-1"/,
+      / {2}VAULT_KEYS: key "prod-vault-2" is also ENCRYPTION_KEYS's key "prod-1"/,
+      / {2}FINGERPRINT_SECRET: the secret is also CALLBACK_SECRET's the secret/,
+      / {2}MERCHANT_API_KEYS: the key of merchant "globex" is also the key of merchant "acme"/,
+      / {2}OPERATOR_API_KEYS: the key of operator "ada" is also CALLBACK_SECRET's the secret/,
+    ];
+    for (const line of lines) assert.match(output, line);
+    for (const secret of [encryptionKey, shared, merchantKey]) assert.ok(!output.includes(secret), 'no secret echoed');
+    // The same settings, each secret its own, pass.
+    assert.equal(
+      parseConfig(serverSchema, { ...env, NODE_ENV: 'production', CODEC_TOKEN_SECRET: strong() }).VAULT_KEYS?.primary
+        .id,
+      'prod-vault-1',
+    );
+  });
+
+  it('the server and the worker: a vault in clear off loopback, metrics on every interface, http codec origins, no VAULT_KEYS', async () => {
+    const password = strong();
+    const server = await run('server.ts', {
+      ...serverEnv(),
+      VAULT_URL: `redis://:${password}@vault.internal:6379`,
+      METRICS_HOST: '0.0.0.0',
+      CODEC_CORS_ORIGINS: 'https://temporal-ui.example,http://temporal-ui.example',
+      VAULT_KEYS: '',
+    });
+    assert.equal(server.code, 1);
+    assert.match(server.output, / {2}VAULT_URL: reaches vault\.internal without TLS: production needs rediss:\/\//);
+    assert.match(server.output, / {2}METRICS_HOST: listens on every interface/);
+    assert.match(server.output, / {2}CODEC_CORS_ORIGINS: origin 2 is not https:\/\//);
+    assert.match(server.output, / {2}VAULT_KEYS: is required in production/);
+    assert.ok(!server.output.includes(password), 'no password echoed');
+    const worker = await run('worker.ts', {
+      ...serverEnv(),
+      VAULT_URL: `redis://:${password}@10.0.0.7:6379`,
+      WORKER_METRICS_ADDRESS: '0.0.0.0:9464',
+    });
+    assert.equal(worker.code, 1);
+    assert.match(worker.output, / {2}VAULT_URL: reaches 10\.0\.0\.7 without TLS/);
+    assert.match(worker.output, / {2}WORKER_METRICS_ADDRESS: listens on every interface/);
+    // rediss:// off loopback, and redis:// on it, pass.
+    for (const vault of [`rediss://:${password}@vault.internal:6379`, `redis://:${password}@127.0.0.1:6379`]) {
+      assert.equal(
+        parseConfig(workerSchema, { ...serverEnv(), NODE_ENV: 'production', VAULT_URL: vault }).VAULT_URL,
+        vault,
+      );
+    }
+  });
+
+  it('npm start in production prints no live Web UI decode URL, only how to ask for one', () => {
+    const env = { OPERATOR_API_KEYS: `ada:${strong()}`, CODEC_TOKEN_SECRET: strong() };
+    const development = webUiCodecLines(env, 'https://pay.example').join('\n');
+    assert.match(development, /https:\/\/pay\.example\/codec\/ui\/\S+/, 'outside production: a live URL');
+    const production = webUiCodecLines({ ...env, NODE_ENV: 'production' }, 'https://pay.example').join('\n');
+    assert.ok(!production.includes('/codec/ui/'), production);
+    assert.match(production, /npm run ops -- codec-url/);
   });
 
   it('the worker: a plaintext Temporal, before it connects to anything', async () => {

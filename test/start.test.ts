@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import { freePort } from '../src/local/free-port';
 import { waitUntil } from '../src/local/wait-until';
+import { exposedPaths } from './support/file-modes';
 import { merchantApi, startSystem, stopSystem } from './support/npm-start';
 import { paymentRequest, postCodec } from './support/request-builders';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
@@ -16,6 +17,8 @@ import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 // `npm start` as a user runs it: its own dev server and PostgreSQL persisted under DATA_DIR, sandbox, worker and server.
 
 const dataDir = mkdtempSync(join(tmpdir(), 'start-test-'));
+// Made readable by all, as an old data directory may be: npm start makes it private.
+chmodSync(dataDir, 0o755);
 let running: ChildProcess | undefined;
 after(async () => {
   if (running) await stopSystem(running);
@@ -47,6 +50,8 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
   assert.equal(secrets.merchantKey, key);
   assert.notEqual(secrets.fingerprintSecret, secrets.callbackKeys, 'one secret per purpose');
+  assert.notEqual(secrets.vaultKeys, secrets.encryptionKeys, 'the card vault has its own key');
+  assert.deepEqual(exposedPaths(dataDir), [], 'DATA_DIR and everything in it is private');
   // The records' private PostgreSQL: its URL shown without the password, which stays in DATA_DIR.
   const passwordFile = join(dataDir, 'postgres', 'password');
   const records = new RegExp(
@@ -156,6 +161,11 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   const waiting = await api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
   await waitFor(waiting.body.id, 'pending');
   assert.equal(await stopSystem(first.child), 0);
+  assert.deepEqual(
+    exposedPaths(dataDir),
+    [],
+    'what the run wrote into DATA_DIR (ledger, Temporal, PostgreSQL) is private',
+  );
 
   // A data directory from before FINGERPRINT_SECRET (and the generated sandbox token) gets them on its next start.
   const { fingerprintSecret: _fingerprint, sandboxToken: _token, ...older } = secrets;

@@ -260,7 +260,7 @@ describe('state machines, model-based', () => {
             if (before === undefined || before === 'needs_review') outcome.set(a.item, a.status);
             state.settled({ paymentId: `item-${a.item}`, status: a.status });
           }
-          if (a.kind === 'control' && !state.refusal(a.action)) state.apply(a.action);
+          if (a.kind === 'control' && !state.refusal({ action: a.action })) state.apply({ action: a.action });
           const { total, items } = state.progress();
           const stages = Object.values(items);
           assert.equal(

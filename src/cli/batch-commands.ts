@@ -77,7 +77,7 @@ function summary(progress: BatchProgress): string {
   const head = fields({
     id: progress.id,
     reference: progress.reference,
-    status: progress.status,
+    status: progress.paused_by ? `${progress.status} (by ${progress.paused_by})` : progress.status,
     started: time(progress.started_at),
     finished: time(progress.finished_at),
     concurrency: progress.concurrency,

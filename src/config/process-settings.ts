@@ -1,5 +1,6 @@
 // Which settings each process reads: the worker, the server and `npm start`, grouped by concern.
 import { z } from 'zod';
+import type { Keyring } from '../crypto/keyring';
 import type { ProviderConfig } from '../provider/provider-client';
 import { worstCaseCallMs } from '../provider/retry';
 import { INITIATION_TIMEOUT_MS, VAULT_WAIT_MS } from '../domain/payment-model';
@@ -64,6 +65,18 @@ export const databaseSettings = { DATABASE_URL: databaseUrl };
 
 /** How long finished payment and batch records are kept (`records purge`); unset, forever. */
 export const purgeSettings = { RECORDS_PURGE_AFTER: optionalDays };
+
+/**
+ * The card vault (Redis) and its own keys: card data is sealed with VAULT_KEYS, never with ENCRYPTION_KEYS, so
+ * whoever decodes Temporal payloads (an operator in the Web UI) does not hold the card key. Required in production;
+ * outside it, unset falls back to ENCRYPTION_KEYS (vaultKeyring).
+ */
+const vault = { VAULT_URL: vaultUrl, VAULT_KEYS: keyring.optional() };
+
+/** The keys that seal card data in the vault: VAULT_KEYS, or (outside production, where it may be unset) ENCRYPTION_KEYS. */
+export function vaultKeyring(config: { VAULT_KEYS?: Keyring; ENCRYPTION_KEYS: Keyring }): Keyring {
+  return config.VAULT_KEYS ?? config.ENCRYPTION_KEYS;
+}
 
 /** What the server signs and the worker verifies: what starts, settles or resolves a payment or batch. */
 const signing = { SIGNING_KEYS: keyring };
@@ -156,7 +169,7 @@ const workerSettings = z.object({
   WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
-  VAULT_URL: vaultUrl,
+  ...vault,
   /** Worker Versioning: `on` runs the worker as build WORKER_BUILD_ID of deployment WORKER_DEPLOYMENT_NAME. */
   WORKER_VERSIONING: z.enum(['on', 'off']).default('off'),
   WORKER_DEPLOYMENT_NAME: z
@@ -227,7 +240,7 @@ export const serverSchema = z
     BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
     BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
     BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
-    VAULT_URL: vaultUrl,
+    ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */
     CALLBACK_ALLOW_GET: flag.transform((v) => v === 'true'),

@@ -1,10 +1,11 @@
-// What `NODE_ENV=production` refuses: weak secrets, plain http, placeholders.
+// What `NODE_ENV=production` refuses: weak and shared secrets, plain http, placeholders, listeners open to all.
 import { estimatedEntropyBits, MIN_ENTROPY_BITS } from '../crypto/entropy';
 import { parseKeyring } from '../crypto/keyring';
 import type { EncryptionKey } from '../crypto/keyring';
 import { isLoopback } from '../temporal/connection-settings';
 import { SANDBOX_TOKEN } from './process-settings';
-import { merchantWebhooks } from './setting-parsers';
+import { commaList, merchantWebhooks } from './setting-parsers';
+import { sharedSecretProblems } from './shared-secrets';
 
 /** Why a secret is too weak for production (shorter than 32 characters, or a placeholder), or undefined. */
 function weakness(secret: string): string | undefined {
@@ -78,6 +79,8 @@ const productionRules: Record<string, (value: string | undefined) => string | un
     v?.startsWith('https://') ? undefined : 'must be an https:// URL in production (callbacks carry tokens)',
   ENCRYPTION_KEYS: (v) => (v ? weakKeyring(v) : 'is required in production'),
   SIGNING_KEYS: (v) => (v ? weakKeyring(v) : 'is required in production'),
+  VAULT_KEYS: (v) =>
+    v ? weakKeyring(v) : 'is required in production (the card vault has its own keys, apart from ENCRYPTION_KEYS)',
   ACCEPT_UNENCRYPTED_PAYLOADS: (v) =>
     v === 'true' ? 'accepts forged plain payloads; only while migrating, never in production' : undefined,
   PROVIDER_BASE_URL: httpsOnly,
@@ -85,8 +88,16 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   PROVIDER_STATUS_URL: httpsOnly,
   PROVIDER_STATUS_BY_REFERENCE_URL: httpsOnly,
   PROVIDER_BANKS_URL: httpsOnly,
-  VAULT_URL: (v) =>
-    v && !redisPassword(v) ? 'needs a password in production (redis://:password@host:port)' : undefined,
+  VAULT_URL: (v) => (v ? unsafeVault(v) : undefined),
+  METRICS_HOST: (v) => (v !== undefined && EVERY_INTERFACE.has(v) ? OPEN_METRICS : undefined),
+  WORKER_METRICS_ADDRESS: (v) =>
+    v !== undefined && EVERY_INTERFACE.has(v.slice(0, v.lastIndexOf(':'))) ? OPEN_METRICS : undefined,
+  CODEC_CORS_ORIGINS: (v) => {
+    const plain = commaList.parse(v ?? '').findIndex((origin) => !/^https:\/\//i.test(origin));
+    return plain < 0
+      ? undefined
+      : `origin ${plain + 1} is not https://: production lets only https:// pages call the codec (they carry decode tokens)`;
+  },
   DATABASE_URL: (v) => (v ? unsafeDatabase(v) : undefined),
   CALLBACK_KEYS: (v) => (v ? weakKeyring(v) : undefined),
   CALLBACK_SECRET: weakSecret,
@@ -97,12 +108,23 @@ const productionRules: Record<string, (value: string | undefined) => string | un
   MERCHANT_WEBHOOKS: weakWebhooks,
 };
 
-function redisPassword(value: string): string {
+const EVERY_INTERFACE = new Set(['0.0.0.0', '::', '[::]', '*', '']);
+const OPEN_METRICS =
+  'listens on every interface: production needs a loopback or internal address (metrics name merchants and their traffic)';
+
+/** A vault without a password, or reached off loopback in clear (card data crosses): the host is named. */
+function unsafeVault(value: string): string | undefined {
+  let parsed: URL;
   try {
-    return new URL(value).password;
+    parsed = new URL(value);
   } catch {
-    return '';
+    return undefined; // the schema names a malformed URL
   }
+  if (!parsed.password) return 'needs a password in production (rediss://:password@host:port)';
+  if (parsed.protocol === 'redis:' && !isLoopback(parsed.hostname)) {
+    return `reaches ${parsed.hostname} without TLS: production needs rediss:// for a vault off loopback (card data crosses)`;
+  }
+  return undefined;
 }
 
 /** TLS modes that refuse a plaintext connection (`prefer`, `allow` and `disable` fall back to one). */
@@ -131,10 +153,14 @@ function unsafeDatabase(value: string): string | undefined {
 /** Every production refusal for the named variables of an environment, one `  NAME: problem` line each. */
 export function productionProblems(env: NodeJS.ProcessEnv, names: Iterable<string>): string[] {
   const lines: string[] = [];
-  for (const name of names) {
+  const read = [...names];
+  for (const name of read) {
     const value = env[name] === '' ? undefined : env[name];
     const problem = productionRules[name]?.(value);
     if (problem) lines.push(`  ${name}: ${problem}`);
+  }
+  for (const { name, problem } of sharedSecretProblems(env, read)) {
+    if (!lines.some((line) => line.startsWith(`  ${name}:`))) lines.push(`  ${name}: ${problem}`);
   }
   return lines;
 }

@@ -18,7 +18,8 @@ export interface Sealed {
   data: Buffer;
 }
 
-export const KEY_ID_PATTERN = /^[A-Za-z0-9._-]{1,32}$/;
+/** Key ids: no `.`, which separates a signature's key id from its MAC (`id.mac`), nor `:` or `,` of the list. */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -34,7 +35,9 @@ export function parseKeyring(text: string): Keyring {
     const id = entry.slice(0, colon);
     const key = Buffer.from(entry.slice(colon + 1), 'base64');
     if (colon < 1 || !KEY_ID_PATTERN.test(id)) {
-      throw new Error(`entry ${index + 1} must be \`key_id:base64_key\` (id of letters, digits, ".", "_", "-")`);
+      throw new Error(
+        `entry ${index + 1} must be \`key_id:base64_key\` (id of 1–32 letters, digits, "_" or "-"; no ".")`,
+      );
     }
     if (key.length !== 32) throw new Error(`key "${id}" must be 32 bytes in base64 (openssl rand -base64 32)`);
     return { id, key };

@@ -109,6 +109,12 @@ export const batchProgressSchema = z
       .array(z.string())
       .nullable()
       .describe('references of the items a cancel kept from starting; null unless cancelled'),
+    paused_by: z
+      .string()
+      .nullable()
+      .describe(
+        "who paused the batch: an operator's name, or `merchant`; null unless paused. A pause by an operator is resumed only by an operator",
+      ),
     metadata,
   })
   .meta({ id: 'PayoutBatch' });

@@ -18,6 +18,15 @@ export const BATCH_STATUSES = [
 export type BatchAction = 'pause' | 'resume' | 'cancel';
 export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const satisfies readonly BatchAction[];
 
+/** A pause, resume or cancel and who asks for it: an operator by name, or (no `operator`) the batch's merchant. */
+export interface BatchControl {
+  action: BatchAction;
+  operator?: string;
+}
+
+/** Who a batch's pause names when its merchant paused it (an operator's pause names the operator). */
+export const MERCHANT_PAUSE = 'merchant';
+
 /** Where an item stands, as the batch counts it: `needs_review` ends an item for the batch, not for the payment. */
 export type ItemOutcome = 'succeeded' | 'failed' | 'needs_review';
 export type ItemStage = 'not_started' | 'in_flight' | ItemOutcome;

@@ -11,6 +11,10 @@ export interface BatchCarry {
   review: Record<string, number>;
   settled: Record<ItemOutcome, Tally>;
   notStarted: string[] | null;
+  /** Who paused the batch: an operator's name or `merchant`; null (or absent, before holds) unless paused. */
+  pausedBy?: string | null;
+  /** True while the pause is an operator's: only an operator resumes it. */
+  operatorHold?: boolean;
   /** The revisions of the batch's record written so far (absent before records: none). */
   recorded?: number;
 }
@@ -61,6 +65,7 @@ export function batchProgress(input: BatchInput, carried: BatchCarry): BatchProg
     >,
     needs_review: Object.keys(carried.review),
     not_started: carried.notStarted,
+    paused_by: carried.pausedBy ?? null,
     ...(input.metadata ? { metadata: input.metadata } : {}),
   };
 }

@@ -56,6 +56,7 @@ const example = {
   },
   needs_review: [],
   not_started: null,
+  paused_by: null,
   metadata: { run: 'May payroll' },
 };
 const batch = { schema: batchProgressSchema, example };
@@ -192,7 +193,11 @@ const controlPayoutBatch = route(
     params: z.object({ id: batchId, action: z.enum(BATCH_ACTIONS) }),
     notFound: 'no such payout batch or action',
     answers: {
-      200: { description: 'The progress after the change.', ...batch, example: { ...example, status: 'paused' } },
+      200: {
+        description: 'The progress after the change.',
+        ...batch,
+        example: { ...example, status: 'paused', paused_by: 'merchant' },
+      },
     },
     errors: operatorActionErrors,
   },

@@ -106,8 +106,12 @@ const codecUiEncode = route(
     errors: { ...jsonBodyErrors, 403: ['forbidden'], ...always },
     options,
   },
-  () => {
-    throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
+  {
+    // Refused as the request arrives, its body unread.
+    verify: () => {
+      throw new ApiError(403, 'forbidden', 'a Web UI codec token only decodes; encoding takes an operator key');
+    },
+    handle: () => undefined,
   },
 );
 

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { ErrorCode, ErrorEnvelope, FieldError } from '../domain/api-resources';
 import { AppError } from '../payments/app-errors';
+import { MismatchedAnswer } from '../payments/bound-answers';
 
 export type { FieldError };
 
@@ -47,6 +48,12 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   } else if (err instanceof AppError) {
     const status = { not_found: 404, conflict: 409, unavailable: 503, reference_purged: 409, action_not_recorded: 500 };
     if (err.kind === 'action_not_recorded') request.log.error({ err }, 'operator action applied but not recorded');
+    if (err instanceof MismatchedAnswer) {
+      request.log.warn(
+        { anomaly: 'mismatched_answer', requested: err.requested, found: err.found },
+        'a record or workflow answered for another payment, batch or merchant: refused',
+      );
+    }
     apiError = new ApiError(status[err.kind], err.kind, err.message);
   } else {
     const known = 'code' in err && typeof err.code === 'string' ? FASTIFY_ERRORS[err.code] : undefined;

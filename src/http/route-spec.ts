@@ -109,7 +109,7 @@ export interface Route<D> extends RouteSpec {
 
 /**
  * Declares a route with its handler. Registered, it authenticates the caller (a key, or the route's `verify` of a
- * URL token), then validates params (a 404), query and body (a 400 naming the bad fields), and hands the typed
+ * URL token) as the request arrives, before its body is read, then validates params (a 404), query and body (a 400 naming the bad fields), and hands the typed
  * values to the handler.
  */
 export function route<const S extends RouteSpec, D = unknown>(
@@ -131,8 +131,17 @@ export function route(
       ...spec.options,
       method: spec.method,
       url: spec.path,
+      // Before the body is read: an unauthenticated request is answered without its body ever being parsed.
+      onRequest: (request, _reply, done) => {
+        try {
+          callers.set(request, verify ? verify(request.params, deps, request) : authenticate(spec, deps.keys, request));
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
       handler: async (request, reply) => {
-        const caller = verify ? verify(request.params, deps, request) : authenticate(spec, deps.keys, request);
+        const caller = callers.get(request);
         const params = spec.params?.safeParse(request.params);
         if (params && !params.success) throw new ApiError(404, 'not_found', spec.notFound ?? 'no such route');
         const query = spec.query?.safeParse(request.query);
@@ -144,6 +153,9 @@ export function route(
   };
   return { ...spec, register };
 }
+
+/** Each request's caller, found by its route's `onRequest` hook. */
+const callers = new WeakMap<FastifyRequest, unknown>();
 
 /** Registers routes on an app, each handler with the dependencies it takes. */
 export function registerRoutes<D>(app: FastifyInstance, routes: readonly Route<D>[], deps: D & RouteContext): void {

@@ -95,7 +95,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     log(`PostgreSQL ${versions.postgres} (data in ${join(dir, 'postgres')})…`);
     const postgres = await timed('postgres', async () =>
-      startPostgres(join(dir, 'postgres'), await freePort(), options.output),
+      startPostgres(join(dir, 'postgres'), await freePort(), options.output, { within: options.dataDir }),
     );
     started.push(postgres);
     log(`schema of Temporal ${versions.temporalServer} (temporal-sql-tool, postgres12)…`);

@@ -112,18 +112,33 @@ function refuseUnreachable(dir: string, owner: { uid: number; gid: number }): vo
 }
 
 /**
+ * As root, lets PostgreSQL's OS user through every directory from `dir`'s parent up to `within` (a private DATA_DIR,
+ * 0700, and what was made in it): search only, no listing.
+ */
+function letPostgresThroughTo(dir: string, within: string): void {
+  const top = resolve(within);
+  for (let above = dirname(resolve(dir)); ; above = dirname(above)) {
+    if (!above.startsWith(top)) return;
+    mkdirSync(above, { recursive: true, mode: 0o700 });
+    letPostgresThrough(above);
+    if (above === top) return;
+  }
+}
+
+/**
  * PostgreSQL on 127.0.0.1:`port` with its data in `dir` (initdb on the first start, password authentication only,
  * no Unix socket); an existing `dir` is reused as it is. `user` is the superuser initdb makes (the first start's
- * stays).
+ * stays). `within`: the private directory `dir` lives in (DATA_DIR), which PostgreSQL's OS user is let through.
  */
 export async function startPostgres(
   dir: string,
   port: number,
   log: (line: string) => void,
-  { user = DEFAULT_USER }: { user?: string } = {},
+  { user = DEFAULT_USER, within }: { user?: string; within?: string } = {},
 ): Promise<Postgres> {
   const bin = postgresBinDir();
   const owner = osUser();
+  if (owner && within) letPostgresThroughTo(dir, within);
   if (owner) refuseUnreachable(dir, owner);
   const dataDir = join(dir, 'data');
   const passwordFile = join(dir, 'password');
@@ -206,7 +221,7 @@ export async function keptPort(dir: string): Promise<number> {
   if (Number.isInteger(last) && last > 0 && (await isPortFree(last))) return last;
   const port = await freePort();
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, String(port));
+  writeFileSync(file, String(port), { mode: 0o600 });
   return port;
 }
 

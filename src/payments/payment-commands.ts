@@ -19,6 +19,7 @@ import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
 import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
+import { boundAnswer } from './bound-answers';
 import { paymentFingerprint } from './fingerprint';
 import type { PaymentReads } from './payment-reads';
 import { executeUpdate } from './workflow-calls';
@@ -111,7 +112,7 @@ export class PaymentCommands {
       // Recorded past its creation: its workflow ran, and the record answers whatever Temporal has kept of it.
       if (record && record.revision > 0) {
         await discardCard();
-        return { created: false, payment: record.payment };
+        return { created: false, payment: boundAnswer(paymentId, record.payment, record.merchantId) };
       }
       // Only created so far: its workflow may never have started (a crash between the key and the start), so this
       // attempt starts it as recorded; should it have started, Temporal refuses the duplicate and it is read instead.

@@ -8,6 +8,7 @@ import type { PaymentType } from '../domain/requests';
 import { SearchAttributes, paymentQuery } from '../workflows/definitions';
 import { PAYMENT_WORKFLOW } from '../domain/ids';
 import { AppError, recordCall, temporalCall } from './app-errors';
+import { boundAnswer } from './bound-answers';
 import type { Database } from '../records/database';
 import { listPayments, paymentExists, readPayment } from '../records/record-reads';
 import { recordEndedWithoutOutcome } from '../records/record-writes';
@@ -83,6 +84,7 @@ export class PaymentReads {
     if (!records) return this.live(paymentId);
     const record = await recordCall(() => readPayment(records, paymentId));
     if (!record) return this.live(paymentId);
+    boundAnswer(paymentId, record.payment, record.merchantId);
     if (isTerminal(record.payment.status)) return record.payment;
     // Open in its record: a workflow ended without an outcome (terminated…) never writes again, so it shows as the
     // live view shows it. One describe, no query; without Temporal the record answers as it is.
@@ -105,6 +107,7 @@ export class PaymentReads {
       this.options.queryTimeoutMs ?? 5000,
       ([message], startTime) => newPaymentResource(startedPaymentInput(message as PaymentMessage, startTime)),
     );
+    boundAnswer(paymentId, payment);
     if (isTerminal(payment.status)) return payment;
     const ended = await endedWithoutResult(this.client, paymentId);
     return ended ? inReviewAfterEnd(payment, ended) : payment;

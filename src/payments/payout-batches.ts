@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress } from '../domain/batch-model';
+import type { BatchAction, BatchControl, BatchInput, BatchItem, BatchProgress } from '../domain/batch-model';
 import { isBatchClosed } from '../domain/batch-model';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
@@ -22,6 +22,7 @@ import { AppError, purgedReference, recordCall, temporalCall } from './app-error
 import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
 import { readBatch } from '../records/record-reads';
+import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
 import { recordAppliedAction } from './operator-action-log';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
@@ -82,7 +83,7 @@ export class Batches {
       // Its workflow is gone (past Temporal's retention): the record answers. With no record either, it never
       // started (a crash between the key and the start): this attempt starts it.
       const recorded = await recordCall(() => readBatch(options.records, batchId));
-      if (recorded) return { created: false, batch: recorded };
+      if (recorded) return { created: false, batch: boundAnswer(batchId, recorded.batch, recorded.merchantId) };
     }
 
     // Each item is signed for its own payment workflow, which only this batch may start.
@@ -153,8 +154,9 @@ export class Batches {
    */
   async read(batchId: string): Promise<BatchProgress> {
     const records = this.options.records;
-    const recorded = records && (await recordCall(() => readBatch(records, batchId)));
-    if (!recorded) return this.get(batchId);
+    const record = records && (await recordCall(() => readBatch(records, batchId)));
+    if (!record) return this.get(batchId);
+    const recorded = boundAnswer(batchId, record.batch, record.merchantId);
     if (isBatchClosed(recorded.status)) return recorded;
     return this.get(batchId).catch((err: unknown) => {
       if (err instanceof AppError && err.kind !== 'conflict') return recorded;
@@ -175,19 +177,21 @@ export class Batches {
           (carry as BatchCarry | undefined) ?? startingCarry(startTime),
         ),
     );
+    boundAnswer(batchId, progress);
     if (isBatchClosed(progress.status)) return progress;
     // Terminated (or otherwise ended) before it finished: its counts stop here, though started items run on.
     return (await endedWithoutResult(this.client, batchId)) ? { ...progress, status: 'needs_review' } : progress;
   }
 
   /**
-   * Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point. An operator's (named)
-   * is recorded as their action.
+   * Pauses, resumes or cancels a batch; refused (conflict) when the batch is past that point, or when a merchant
+   * (no `operator`) would resume an operator's pause. An operator's (named) is recorded as their action.
    */
   async control(batchId: string, action: BatchAction, operator?: string): Promise<BatchProgress> {
     const actions = this.options.actions;
     if (operator !== undefined && !actions) throw new Error('this Batches instance has no record of operator actions');
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, action);
+    const control: BatchControl = operator === undefined ? { action } : { action, operator };
+    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, control);
     const batch = await executeUpdate(
       this.client,
       batchId,

@@ -7,20 +7,24 @@ import type { Database } from './database';
 
 // What the merchant API reads: payment records, one by id or a page of them, newest first by (created_at, id).
 
-/** A payment as last recorded, and how many changes of its workflow that record holds (0: as the server created it). */
+/**
+ * A payment as last recorded, how many changes of its workflow that record holds (0: as the server created it), and
+ * the merchant its row names (the reader checks the resource is the one asked for: payments/bound-answers.ts).
+ */
 export interface RecordedPayment {
   payment: PaymentResource;
   revision: number;
+  merchantId: string;
 }
 
 /** The recorded payment, or undefined when there is no record of it. */
 export async function readPayment(db: Database, paymentId: string): Promise<RecordedPayment | undefined> {
-  const { rows } = await db.query<{ resource: PaymentResource; revision: number }>(
-    'SELECT resource, revision FROM payments WHERE id = $1',
+  const { rows } = await db.query<{ resource: PaymentResource; revision: number; merchant_id: string }>(
+    'SELECT resource, revision, merchant_id FROM payments WHERE id = $1',
     [paymentId],
   );
   const row = rows[0];
-  return row && { payment: row.resource, revision: row.revision };
+  return row && { payment: row.resource, revision: row.revision, merchantId: row.merchant_id };
 }
 
 /** Which payment records a list holds: every field optional but `limit`; `createdFrom` inclusive, `createdBefore` not. */
@@ -113,10 +117,20 @@ function summary(row: SummaryRow): PaymentSummary {
   };
 }
 
+/** A batch's progress as last recorded, and the merchant its row names. */
+export interface RecordedBatch {
+  batch: BatchProgress;
+  merchantId: string;
+}
+
 /** The batch's progress as last recorded, or undefined when there is no record of it. */
-export async function readBatch(db: Database, batchId: string): Promise<BatchProgress | undefined> {
-  const { rows } = await db.query<{ resource: BatchProgress }>('SELECT resource FROM batches WHERE id = $1', [batchId]);
-  return rows[0]?.resource;
+export async function readBatch(db: Database, batchId: string): Promise<RecordedBatch | undefined> {
+  const { rows } = await db.query<{ resource: BatchProgress; merchant_id: string }>(
+    'SELECT resource, merchant_id FROM batches WHERE id = $1',
+    [batchId],
+  );
+  const row = rows[0];
+  return row && { batch: row.resource, merchantId: row.merchant_id };
 }
 
 /**

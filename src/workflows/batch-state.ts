@@ -1,5 +1,12 @@
-import type { BatchAction, BatchInput, BatchProgress, BatchStatus, ItemSettled } from '../domain/batch-model';
-import { isBatchClosed } from '../domain/batch-model';
+import type {
+  BatchAction,
+  BatchControl,
+  BatchInput,
+  BatchProgress,
+  BatchStatus,
+  ItemSettled,
+} from '../domain/batch-model';
+import { MERCHANT_PAUSE, isBatchClosed } from '../domain/batch-model';
 import { batchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
 
@@ -75,16 +82,30 @@ export class BatchState {
     if (status === 'needs_review') review[paymentId] = amount;
   }
 
-  /** Why the action is refused now, or undefined when it is allowed. */
-  refusal(action: BatchAction): string | undefined {
+  /** Why the control is refused now, or undefined when it is allowed; an operator's pause is not the merchant's to lift. */
+  refusal({ action, operator }: BatchControl): string | undefined {
     const status = this.carried.status;
     if (isBatchClosed(status)) return `the batch is already ${status}`;
+    if (action === 'resume' && status === 'paused' && this.carried.operatorHold && operator === undefined)
+      return `the batch was paused by an operator (${this.carried.pausedBy ?? 'unknown'}); only an operator can resume it`;
     return NOT_ALLOWED[status]?.[action];
   }
 
-  /** Applies an allowed action; repeating the current one is harmless. */
-  apply(action: BatchAction): void {
-    this.carried.status = STATUS_AFTER[action];
+  /**
+   * Applies an allowed control; repeating the current one is harmless. An operator's pause takes over a merchant's;
+   * a merchant's pause leaves an operator's as it is.
+   */
+  apply({ action, operator }: BatchControl): void {
+    const carried = this.carried;
+    if (action === 'pause') {
+      if (carried.status === 'paused' && (carried.operatorHold || operator === undefined)) return;
+      carried.pausedBy = operator ?? MERCHANT_PAUSE;
+      carried.operatorHold = operator !== undefined;
+    } else {
+      carried.pausedBy = null;
+      carried.operatorHold = false;
+    }
+    carried.status = STATUS_AFTER[action];
   }
 
   /** Closes the batch once drained: cancelled with the references that never started, or completed. */

@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
-import type { BatchAction, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import type { BatchControl, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
 import { messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
@@ -48,6 +48,9 @@ const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
 });
+
+/** A cancellation through Temporal (CLI, Web UI) comes from whoever may act on the namespace: an operator. */
+const TEMPORAL_CANCEL: BatchControl = { action: 'cancel', operator: 'temporal' };
 
 interface Page {
   index: number;
@@ -90,7 +93,7 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
       validator: (control) => {
         const refusal =
           messageRefusal(control, 'batch-control', input.batchId) ??
-          state.refusal((control as Signed<BatchAction>).body);
+          state.refusal((control as Signed<BatchControl>).body);
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
       },
     },
@@ -100,8 +103,8 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
 
   // A cancellation in Temporal (CLI, Web UI) is the batch's own cancel: no new items, those started run to the end.
   void CancellationScope.current().cancelRequested.catch(() => {
-    if (state.refusal('cancel')) return;
-    state.apply('cancel');
+    if (state.refusal(TEMPORAL_CANCEL)) return;
+    state.apply(TEMPORAL_CANCEL);
     publish(state, records);
   });
   return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records));

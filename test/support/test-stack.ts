@@ -5,6 +5,7 @@ import {
   notificationSettings,
   providerConfig,
   publicBaseUrl,
+  vaultKeyring,
   workerSchema,
 } from '../../src/config/process-settings';
 import { parseKeyring } from '../../src/crypto/keyring';
@@ -43,6 +44,8 @@ export const ROTATION_OLD_KEY = `old:${Buffer.alloc(32, 11).toString('base64')}`
 export const ROTATION_NEW_KEY = `new:${Buffer.alloc(32, 22).toString('base64')}`;
 /** Every test process's keyring: its own key encrypts; the rotation test's keys decrypt (one shared namespace). */
 export const TEST_ENCRYPTION_KEYS = `test-1:${Buffer.alloc(32, 7).toString('base64')},${ROTATION_OLD_KEY},${ROTATION_NEW_KEY}`;
+/** VAULT_KEYS of every test process: the card vault's own keys, apart from ENCRYPTION_KEYS. */
+export const TEST_VAULT_KEYS = `vault-1:${Buffer.alloc(32, 13).toString('base64')}`;
 /** SIGNING_KEYS of every test process: the server signs with them, the worker verifies. */
 export const TEST_SIGNING_KEYS = `sign-1:${Buffer.alloc(32, 9).toString('base64')}`;
 export const TEST_CALLBACK_SECRET = 'test-callback-secret-0123456789abcdef';
@@ -138,7 +141,7 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
   return async (env) => {
     const workerConfig = parseConfig(workerSchema, env);
     const provider = createProviderClient(providerConfig(workerConfig));
-    const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: workerConfig.ENCRYPTION_KEYS });
+    const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: vaultKeyring(workerConfig) });
     const database = openDatabase(testDatabaseUrl(env));
     const worker: PaymentWorker = await createPaymentWorker({
       temporal: workerConfig,
@@ -198,6 +201,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         CALLBACK_KEYS: TEST_CALLBACK_KEYS,
         SIGNING_KEYS: TEST_SIGNING_KEYS,
         ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS,
+        VAULT_KEYS: TEST_VAULT_KEYS,
         LOG_LEVEL: 'warn',
       },
       worker: {
