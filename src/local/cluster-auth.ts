@@ -8,7 +8,7 @@ export const TOKEN_LIFETIME_SECONDS = 30 * 24 * 3600;
 
 /** The cluster's authorization material: the JWKS temporal-server reads, and each holder's token and profile. */
 export interface ClusterAuth {
-  /** The public keys (JWKS) for `keySourceURIs` (file://). */
+  /** `<dir>/jwks/jwks.json`: the public keys (JWKS) for `keySourceURIs` (file://). */
   jwksFile: string;
   tokens: Record<TemporalTokenHolder, string>;
   /** `<dir>/<holder>/temporal.toml`: a Temporal profile (address, namespace, API key, plaintext) for TEMPORAL_CONFIG_FILE. */
@@ -33,7 +33,9 @@ export function writeClusterAuth(dir: string, namespace: string, address: string
   const keyFile = join(dir, 'signing-key.pem');
   if (!existsSync(keyFile)) writePrivate(keyFile, generateTokenKey());
   const key = readFileSync(keyFile, 'utf8');
-  const jwksFile = join(dir, 'jwks.json');
+  // In a directory of its own: compose mounts only it into the temporal container.
+  mkdirSync(join(dir, 'jwks'), { recursive: true, mode: 0o700 });
+  const jwksFile = join(dir, 'jwks', 'jwks.json');
   writePrivate(jwksFile, jwksOf(key));
   const tokenFile = (holder: TemporalTokenHolder) => join(dir, holder, 'token');
   const profileFile = (holder: TemporalTokenHolder) => join(dir, holder, 'temporal.toml');
