@@ -22,6 +22,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# compose's temporal-auth volume takes this directory's owner (node, uid 1000, as temporal-server's user).
+RUN mkdir -p /run/temporal-auth && chown node:node /run/temporal-auth
 USER node
 # The server's default; docker-compose.yml gives the worker and the sandbox their own.
 EXPOSE 3000

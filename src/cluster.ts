@@ -2,13 +2,15 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { loadConfigOrExit } from './config/config-loading';
 import { withoutPassword } from './config/setting-parsers';
+import { TOKEN_LIFETIME_SECONDS } from './local/cluster-auth';
 import { startCluster } from './local/cluster-launcher';
 import { clusterVersions } from './local/cluster-versions';
 import { privateDataDir } from './local/secrets';
 
 // Entry: `npm run cluster`, a real Temporal cluster in the foreground (PostgreSQL, temporal-server, Web UI server)
 // with its data under DATA_DIR, and the payment records' database in the same PostgreSQL; Ctrl-C stops it. Workers
-// and servers reach it with TEMPORAL_ADDRESS and DATABASE_URL.
+// and servers reach it with their own Temporal profile (TEMPORAL_CONFIG_FILE: address, namespace, token) and
+// DATABASE_URL; the frontend refuses a call without a token that allows it (docs/security.md).
 
 const schema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
   const steps = Object.entries(cluster.timings).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)}s`);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s (${steps.join(', ')})`);
   log(`  Temporal ${versions.temporalServer}  ${cluster.address} (namespace ${config.TEMPORAL_NAMESPACE})`);
-  log(`  Web UI ${versions.uiServer}      ${cluster.uiUrl} (read-only)`);
+  log(`  Web UI ${versions.uiServer}      ${cluster.uiUrl} (read-only; needs a proxy that adds the reader's token)`);
   log(
     `  PostgreSQL ${versions.postgres}     127.0.0.1:${cluster.postgresPort}, records in ${withoutPassword(cluster.databaseUrl)}`,
   );
@@ -46,8 +48,16 @@ async function main(): Promise<void> {
   const databaseUrl = new URL(cluster.databaseUrl);
   databaseUrl.password = 'PASSWORD';
   const shownUrl = databaseUrl.toString().replace('PASSWORD', `$(cat ${cluster.passwordFile})`);
-  log(`  then: TEMPORAL_ADDRESS=${cluster.address} DATABASE_URL="${shownUrl}" npm start`);
-  log('        (or npm run worker / npm run server with the same two settings)');
+  // Each process its own token: the tokens stay in their files too.
+  const profile = (holder: 'server' | 'worker' | 'operator') =>
+    `TEMPORAL_CONFIG_FILE=${cluster.auth.profileFile(holder)}`;
+  log(`  then: ${profile('worker')} DATABASE_URL="${shownUrl}" npm run worker`);
+  log(`        ${profile('server')} DATABASE_URL="${shownUrl}" npm run server`);
+  log(`        ${profile('operator')} DATABASE_URL="${shownUrl}" npm run ops -- …`);
+  log(`        TEMPORAL_CONFIG_FILE=${cluster.auth.profileFile('reader')} temporal workflow list   (reads only)`);
+  log(
+    `  tokens valid ${TOKEN_LIFETIME_SECONDS / 86400} days, new ones at every start (the key: ${cluster.auth.jwksFile})`,
+  );
   let stopping = false;
   const stop = () => {
     if (stopping) return;

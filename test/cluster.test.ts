@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { Client } from 'pg';
 import { request } from 'undici';
+import { temporalBinary } from '../src/local/binaries';
 import { eventually } from '../src/local/eventually';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
 import type { PaymentType } from '../src/domain/requests';
@@ -194,6 +195,8 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const shared = {
     TEMPORAL_ADDRESS: cluster.address,
     TEMPORAL_NAMESPACE: 'default',
+    // Plaintext on loopback, with a token (which would otherwise turn TLS on).
+    TEMPORAL_TLS: 'false',
     TASK_QUEUE,
     // Callbacks go to server B: the workers put this base into every callback URL.
     PUBLIC_BASE_URL: urlB,
@@ -210,6 +213,7 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const serverEnv = {
     ...shared,
     HOST: '127.0.0.1',
+    TEMPORAL_API_KEY: cluster.auth.tokens.server,
     MERCHANT_API_KEYS: `acme:${MERCHANT_KEY}`,
     OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY}`,
     CODEC_TOKEN_SECRET: TEST_CODEC_TOKEN_SECRET,
@@ -227,6 +231,8 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const metricsPorts = [await freePort(), await freePort()];
   const workerEnv = (n: 1 | 2) => ({
     ...shared,
+    // The profile npm run cluster writes for workers (address, namespace, the worker's token).
+    TEMPORAL_CONFIG_FILE: cluster?.auth.profileFile('worker'),
     PROVIDER_STATUS_URL: `${sandbox?.url}/api/transactions/{transaction_id}`,
     PROVIDER_STATUS_BY_REFERENCE_URL: `${sandbox?.url}/api/transactions?reference={reference}`,
     PROVIDER_TIMEOUT: '5s',
@@ -364,11 +370,13 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const byCallback = [...settled.values()].filter((p) => p.events.some((e) => e.type === 'callback_received')).length;
   assert.ok(byCallback > created.length / 2, `${byCallback} payments settled by a callback to server B`);
 
-  // The Web UI server answers with the cluster's workflows.
-  const listed = await request(
-    `${cluster.uiUrl}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`TaskQueue="${TASK_QUEUE}"`)}`,
-  );
+  // The Web UI server answers with the cluster's workflows, given the reader's token (as a proxy in front adds it).
+  const workflowsUrl = `${cluster.uiUrl}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`TaskQueue="${TASK_QUEUE}"`)}`;
+  const listed = await request(workflowsUrl, { headers: { authorization: `Bearer ${cluster.auth.tokens.reader}` } });
   assert.equal(listed.statusCode, 200);
+  const anonymous = await request(workflowsUrl);
+  assert.equal(anonymous.statusCode, 403, 'the Web UI without a token lists nothing');
+  await anonymous.body.dump();
   const executions = ((await listed.body.json()) as { executions?: unknown[] }).executions ?? [];
   assert.ok(executions.length > 0, 'the Web UI lists the payments');
   // Read-only, and Terminate and Reset hidden even were writes allowed (they leave payments without an outcome).
@@ -397,7 +405,11 @@ it('two workers and two API servers on a real cluster settle every payment throu
 
 it("keeps closed workflows' histories 7 days and the payment records in a migrated database beside Temporal's", async () => {
   assert.ok(cluster);
-  const connection = await Connection.connect({ address: cluster.address });
+  const connection = await Connection.connect({
+    address: cluster.address,
+    apiKey: cluster.auth.tokens.reader,
+    tls: false,
+  });
   try {
     const { config } = await connection.workflowService.describeNamespace({ namespace: 'default' });
     assert.equal(Number(config?.workflowExecutionRetentionTtl?.seconds), 7 * 24 * 3600);
@@ -412,5 +424,132 @@ it("keeps closed workflows' histories 7 days and the payment records in a migrat
     assert.equal(rows[0]?.name, '001_initial.sql');
   } finally {
     await db.end();
+  }
+});
+
+/** The gRPC status code of a refused call (7 PERMISSION_DENIED), or 'ok' / 'deadline' when the frontend let it through. */
+async function outcomeOf(call: () => Promise<unknown>): Promise<number | 'ok' | 'deadline'> {
+  try {
+    await call();
+    return 'ok';
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (code === 4) return 'deadline';
+    if (typeof code === 'number') return code;
+    throw err;
+  }
+}
+
+it('the frontend refuses, from outside, a poll without a worker token and a signal, update, reset or terminate without the server token', async () => {
+  assert.ok(cluster);
+  const { address, auth } = cluster;
+  const connect = (apiKey?: string) => Connection.connect({ address, ...(apiKey ? { apiKey, tls: false } : {}) });
+  const namespace = 'default';
+  const PERMISSION_DENIED = 7;
+  // A workflow of the server's, open on a queue no worker polls: what the refused calls aim at.
+  const server = await connect(auth.tokens.server);
+  const reader = await connect(auth.tokens.reader);
+  const anonymous = await connect();
+  const worker = await connect(auth.tokens.worker);
+  try {
+    const workflowId = `authorization-probe-${Date.now()}`;
+    const execution = { workflowId };
+    const { runId } = await server.workflowService.startWorkflowExecution({
+      namespace,
+      workflowId,
+      workflowType: { name: 'paymentWorkflow' },
+      taskQueue: { name: 'authorization-probe' },
+      requestId: workflowId,
+    });
+    const attacks = (connection: Connection) => ({
+      poll: () =>
+        connection.withDeadline(Date.now() + 1500, () =>
+          connection.workflowService.pollWorkflowTaskQueue({ namespace, taskQueue: { name: TASK_QUEUE } }),
+        ),
+      pollActivities: () =>
+        connection.withDeadline(Date.now() + 1500, () =>
+          connection.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: TASK_QUEUE } }),
+        ),
+      signal: () =>
+        connection.workflowService.signalWorkflowExecution({
+          namespace,
+          workflowExecution: execution,
+          signalName: 'x',
+        }),
+      update: () =>
+        connection.workflowService.updateWorkflowExecution({
+          namespace,
+          workflowExecution: execution,
+          request: { meta: { updateId: 'probe' }, input: { name: 'resume' } },
+        }),
+      reset: () =>
+        connection.workflowService.resetWorkflowExecution({
+          namespace,
+          workflowExecution: { workflowId, runId },
+          requestId: `${workflowId}-reset`,
+        }),
+      terminate: () =>
+        connection.workflowService.terminateWorkflowExecution({ namespace, workflowExecution: execution, reason: 'x' }),
+      start: () =>
+        connection.workflowService.startWorkflowExecution({
+          namespace,
+          workflowId: `${workflowId}-2`,
+          workflowType: { name: 'paymentWorkflow' },
+          taskQueue: { name: 'authorization-probe' },
+        }),
+    });
+    for (const [who, connection] of [
+      ['no token', anonymous],
+      ["the reader's token", reader],
+    ] as const) {
+      const outcomes: Record<string, unknown> = {};
+      for (const [name, call] of Object.entries(attacks(connection))) outcomes[name] = await outcomeOf(call);
+      assert.deepEqual(
+        outcomes,
+        Object.fromEntries(Object.keys(attacks(connection)).map((name) => [name, PERMISSION_DENIED])),
+        `with ${who}`,
+      );
+    }
+    // The same with a token signed by another key (a forged `temporal-system:admin`).
+    const forged = auth.tokens.setup.replace(/\.[^.]+$/, `.${Buffer.alloc(64, 1).toString('base64url')}`);
+    assert.equal(
+      await anonymous.withMetadata({ authorization: `Bearer ${forged}` }, () =>
+        outcomeOf(attacks(anonymous).terminate),
+      ),
+      PERMISSION_DENIED,
+      'a forged token',
+    );
+    // The `temporal` CLI without a token: refused, the workflow untouched.
+    for (const args of [
+      ['workflow', 'terminate', '--workflow-id', workflowId, '--reason', 'x'],
+      ['workflow', 'signal', '--workflow-id', workflowId, '--name', 'x'],
+      ['task-queue', 'describe', '--task-queue', TASK_QUEUE],
+    ]) {
+      const cli = spawnSync(temporalBinary('temporal'), [...args, '--address', address, '--namespace', namespace], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      assert.notEqual(cli.status, 0, `temporal ${args.join(' ')}`);
+      assert.match(cli.stderr, /unauthorized|PermissionDenied|permission denied/i, `temporal ${args.join(' ')}`);
+    }
+    const { workflowExecutionInfo } = await reader.workflowService.describeWorkflowExecution({
+      namespace,
+      execution: { workflowId, runId },
+    });
+    assert.equal(workflowExecutionInfo?.status, 1, 'still running after every refused call');
+    // What the holders may do: the worker polls, the server signals and (the default authorizer's limit: any `write`
+    // token may) terminates.
+    // On the probe's queue: the payments' queue holds the running workers' (versioned) polls.
+    const workerPoll = () =>
+      // Under 2 s the frontend answers "Context timeout is too short" (FAILED_PRECONDITION), after authorizing.
+      worker.withDeadline(Date.now() + 3000, () =>
+        worker.workflowService.pollWorkflowTaskQueue({ namespace, taskQueue: { name: 'authorization-probe-empty' } }),
+      );
+    // An empty answer just before the deadline, or the deadline itself: either way the poll was let through.
+    assert.ok(['ok', 'deadline'].includes(String(await outcomeOf(workerPoll))), 'the worker polls (nothing to take)');
+    assert.equal(await outcomeOf(attacks(server).signal), 'ok', 'the server signals');
+    assert.equal(await outcomeOf(attacks(server).terminate), 'ok', 'a write token terminates');
+  } finally {
+    for (const connection of [server, reader, anonymous, worker]) await connection.close();
   }
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { z } from 'zod';
@@ -9,6 +10,7 @@ import { parseConfig } from '../src/config/config-loading';
 import { serverSchema, workerSchema } from '../src/config/process-settings';
 import { generateKeyEntry } from '../src/crypto/keyring';
 import { WORKER_NODE_FLAGS } from '../src/local/build-outputs';
+import { writeClusterAuth } from '../src/local/cluster-auth';
 import { NAMESPACE_RETENTION } from '../src/local/cluster-launcher';
 import { clusterVersions } from '../src/local/cluster-versions';
 import { DYNAMIC_CONFIG, HISTORY_SHARDS } from '../src/local/temporal-server-config';
@@ -248,8 +250,14 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
   });
 
   it('gives the server and the worker settings their own configuration accepts', () => {
-    const accepts = (name: string, schema: Parameters<typeof parseConfig>[0]) =>
-      assert.doesNotThrow(() => parseConfig(schema, env(service(name))), `${name}'s environment`);
+    // The profile temporal-auth writes into each one's volume, as src/local/cluster-auth.ts writes it here.
+    const auth = writeClusterAuth(mkdtempSync(join(tmpdir(), 'compose-auth-')), 'default', 'temporal:7233');
+    const accepts = (name: 'server' | 'worker', schema: Parameters<typeof parseConfig>[0]) => {
+      const environment = env(service(name));
+      assert.equal(environment.TEMPORAL_CONFIG_FILE, '/run/temporal-auth/temporal.toml');
+      const local = { ...environment, TEMPORAL_CONFIG_FILE: auth.profileFile(name) };
+      assert.doesNotThrow(() => parseConfig(schema, local), `${name}'s environment`);
+    };
     accepts('server', serverSchema);
     accepts('worker', workerSchema);
   });

@@ -5,13 +5,15 @@ import { msToTs } from '@temporalio/common';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { SearchAttributes } from '../workflows/definitions';
 import { temporalBinary } from './binaries';
+import { writeClusterAuth } from './cluster-auth';
+import type { ClusterAuth } from './cluster-auth';
 import { clusterVersions } from './cluster-versions';
 import { freePort } from './free-port';
 import { startManaged } from './managed-process';
 import type { ManagedProcess } from './managed-process';
 import { migratedDatabase, startPostgres } from './postgres';
 import type { Postgres } from './postgres';
-import { DYNAMIC_CONFIG, temporalServerConfig, uiServerConfig } from './temporal-server-config';
+import { DYNAMIC_CONFIG, TEMPORAL_SERVICES, temporalServerConfig, uiServerConfig } from './temporal-server-config';
 import type { TemporalPorts } from './temporal-server-config';
 import { setUpTemporalSchema } from './temporal-schema';
 import { waitUntil } from './wait-until';
@@ -33,6 +35,8 @@ export interface ClusterOptions {
 export interface Cluster {
   /** The frontend, `127.0.0.1:port` (plaintext, loopback only). */
   address: string;
+  /** The keys temporal-server checks tokens against, and each process's token (docs/security.md). */
+  auth: ClusterAuth;
   uiUrl: string;
   postgresPort: number;
   /** The migrated `payments` database in the cluster's PostgreSQL (its URL holds the password). */
@@ -64,10 +68,12 @@ async function temporalPorts(frontendPort?: number): Promise<TemporalPorts> {
   const pair = async (grpc?: number) => ({ grpc: grpc ?? (await freePort()), membership: await freePort() });
   return {
     frontend: await pair(frontendPort),
+    'internal-frontend': await pair(),
     history: await pair(),
     matching: await pair(),
     worker: await pair(),
     frontendHttp: await freePort(),
+    internalFrontendHttp: await freePort(),
   };
 }
 
@@ -103,14 +109,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log(`the payment records' database (${RECORDS_DATABASE}) and its migrations…`);
     const databaseUrl = await timed('records', () => migratedDatabase(postgres, RECORDS_DATABASE, 'cluster', log));
     log(`temporal-server ${versions.temporalServer}…`);
-    const { server, address } = await timed('server', () => startTemporalServer(dir, postgres, options));
+    const { server, address, auth } = await timed('server', () => startTemporalServer(dir, postgres, options));
     started.push(server);
-    await timed('namespace', () => prepareNamespace(address, options.namespace, () => server.gone()));
+    await timed('namespace', () =>
+      prepareNamespace(address, options.namespace, () => server.gone(), auth.tokens.setup),
+    );
     log(`Temporal Web UI server ${versions.uiServer}…`);
     const ui = await timed('ui', () => startUiServer(dir, address, options));
     started.push(ui.process);
     return {
       address,
+      auth,
       uiUrl: ui.url,
       postgresPort: postgres.port,
       databaseUrl,
@@ -129,24 +138,26 @@ async function startTemporalServer(
   dir: string,
   postgres: Postgres,
   options: ClusterOptions,
-): Promise<{ server: ManagedProcess; address: string }> {
+): Promise<{ server: ManagedProcess; address: string; auth: ClusterAuth }> {
   const ports = await temporalPorts(options.frontendPort);
+  const address = `127.0.0.1:${ports.frontend.grpc}`;
+  const auth = writeClusterAuth(join(dir, 'auth'), options.namespace, address);
   const configFile = join(dir, 'temporal-server.yaml');
   const dynamicConfigFile = join(dir, 'dynamic-config.yaml');
   writeFileSync(dynamicConfigFile, DYNAMIC_CONFIG);
   // It holds the database password.
-  writeFileSync(configFile, temporalServerConfig(postgres, ports, dynamicConfigFile), { mode: 0o600 });
+  writeFileSync(configFile, temporalServerConfig(postgres, ports, dynamicConfigFile, auth.jwksFile), { mode: 0o600 });
   chmodSync(configFile, 0o600);
   const server = startManaged(
     'temporal-server',
     temporalBinary('temporal-server'),
-    ['--config-file', configFile, '--allow-no-auth', 'start'],
+    ['--config-file', configFile, 'start', ...TEMPORAL_SERVICES.flatMap((name) => ['--service', name])],
     { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, log: options.output },
   );
-  const address = `127.0.0.1:${ports.frontend.grpc}`;
   try {
     await waitUntil(
       async () => {
+        // GetSystemInfo is a health check: the authorizer lets it through without a token.
         const connection = await Connection.connect({ address, connectTimeout: 1000 });
         try {
           await connection.workflowService.getSystemInfo({});
@@ -166,14 +177,18 @@ async function startTemporalServer(
     await server.stop();
     throw err;
   }
-  return { server, address };
+  return { server, address, auth };
 }
 
-/** Registers the namespace and the search attributes (both idempotent) and waits until queries on them answer. */
+/**
+ * Registers the namespace and the search attributes (both idempotent) and waits until queries on them answer, with
+ * the setup token (`temporal-system:admin`).
+ */
 export async function prepareNamespace(
   address: string,
   namespace: string,
   gone: () => Error | undefined,
+  apiKey: string,
 ): Promise<void> {
   const retry = <T>(what: string, step: () => Promise<T | undefined>) =>
     waitUntil(step, {
@@ -182,7 +197,9 @@ export async function prepareNamespace(
       stopIf: gone,
       timedOut: (err) => new Error(`${what} not done within 60s: ${String(err)}`),
     });
-  const connection = await retry('connect', () => Connection.connect({ address, connectTimeout: 1000 }));
+  const connection = await retry('connect', () =>
+    Connection.connect({ address, connectTimeout: 1000, apiKey, tls: false }),
+  );
   const alreadyExists = (err: unknown) => {
     if (!(err instanceof Error && /already (exists|registered)/i.test(err.message))) throw err;
   };

@@ -1,16 +1,36 @@
+import { pathToFileURL } from 'node:url';
 import type { Postgres } from './postgres';
 
-export type TemporalService = 'frontend' | 'history' | 'matching' | 'worker';
-export type TemporalPorts = Record<TemporalService, { grpc: number; membership: number }> & { frontendHttp: number };
+export type TemporalService = 'frontend' | 'internal-frontend' | 'history' | 'matching' | 'worker';
+export type TemporalPorts = Record<TemporalService, { grpc: number; membership: number }> & {
+  frontendHttp: number;
+  internalFrontendHttp: number;
+};
+
+/** The services the cluster's temporal-server runs (`--service` each): the internal frontend serves the system workers. */
+export const TEMPORAL_SERVICES: readonly TemporalService[] = [
+  'frontend',
+  'internal-frontend',
+  'history',
+  'matching',
+  'worker',
+];
 
 /** History shards: fixed when the database is first used, so never changed for a data directory. */
 export const HISTORY_SHARDS = 4;
 
 /**
  * Temporal's server configuration (after its config/development-postgres12.yaml): both stores on PostgreSQL
- * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only).
+ * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only). The frontend authorizes
+ * every call with the default JWT claim mapper and authorizer, against the keys in `jwksFile`; the system workers go
+ * through the internal frontend, which trusts its callers (loopback, like history and matching).
  */
-export function temporalServerConfig(postgres: Postgres, ports: TemporalPorts, dynamicConfigFile: string): string {
+export function temporalServerConfig(
+  postgres: Postgres,
+  ports: TemporalPorts,
+  dynamicConfigFile: string,
+  jwksFile: string,
+): string {
   const store = (database: string, conns: number) => `
       sql:
         pluginName: postgres12
@@ -22,13 +42,17 @@ export function temporalServerConfig(postgres: Postgres, ports: TemporalPorts, d
         maxConns: ${conns}
         maxIdleConns: ${conns}
         maxConnLifetime: 1h`;
-  const services = (['frontend', 'history', 'matching', 'worker'] as const).map(
+  const httpPort: Partial<Record<TemporalService, number>> = {
+    frontend: ports.frontendHttp,
+    'internal-frontend': ports.internalFrontendHttp,
+  };
+  const services = TEMPORAL_SERVICES.map(
     (name) => `
   ${name}:
     rpc:
       grpcPort: ${ports[name].grpc}
       membershipPort: ${ports[name].membership}
-      bindOnLocalHost: true${name === 'frontend' ? `\n      httpPort: ${ports.frontendHttp}` : ''}`,
+      bindOnLocalHost: true${httpPort[name] ? `\n      httpPort: ${httpPort[name]}` : ''}`,
   );
   return `# Written by src/local/temporal-server-config.ts on every start of the cluster.
 log:
@@ -45,6 +69,14 @@ global:
   membership:
     maxJoinDuration: 30s
     broadcastAddress: 127.0.0.1
+  authorization:
+    jwtKeyProvider:
+      keySourceURIs:
+        - ${pathToFileURL(jwksFile).href}
+      refreshInterval: 1m
+    permissionsClaimName: permissions
+    authorizer: default
+    claimMapper: default
 services:${services.join('')}
 clusterMetadata:
   enableGlobalNamespace: false
