@@ -49,6 +49,8 @@ export interface StatusCheck {
   transactionId: string | null;
   statusCode: string | null;
   message: string | null;
+  /** The amount the provider holds for the transaction, when its answer says (a settling answer must match it). */
+  amount?: number | null;
 }
 
 /** The events a callback's arrival records: one of these for every callback (repeats counted on it). */

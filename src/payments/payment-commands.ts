@@ -26,6 +26,7 @@ import { cardToken, detachCard } from '../vault/card-vault';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
+import type { MessageScope } from '../domain/signed';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
@@ -59,6 +60,11 @@ export class PaymentCommands {
     private readonly reads: PaymentReads,
     private readonly options: PaymentCommandsOptions,
   ) {}
+
+  /** Where what it signs may act: this client's namespace and the payments' task queue. */
+  private scope(): MessageScope {
+    return { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue };
+  }
 
   /**
    * Starts the payment's workflow once per reference, forever: the reference is taken in the records first, with the
@@ -133,7 +139,7 @@ export class PaymentCommands {
     const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
       workflowId: paymentId,
       taskQueue: this.options.taskQueue,
-      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
+      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input, this.scope())],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       memo: { fingerprint },
@@ -203,7 +209,13 @@ export class PaymentCommands {
   async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
+    const message = signMessage(
+      requireSigningKeys(this.options.signingKeys),
+      'resolution',
+      paymentId,
+      resolution,
+      this.scope(),
+    );
     const payment = await executeUpdate(
       this.client,
       paymentId,
@@ -224,7 +236,13 @@ export class PaymentCommands {
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'callback', paymentId, callback);
+    const message = signMessage(
+      requireSigningKeys(this.options.signingKeys),
+      'callback',
+      paymentId,
+      callback,
+      this.scope(),
+    );
     try {
       await temporalCall(() => handle.signal(callbackSignal, message));
       return 'accepted';

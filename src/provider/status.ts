@@ -41,5 +41,6 @@ export function readStatusAnswer(
     transactionId: fields.transactionId ?? (asked.by === 'transaction_id' ? asked.value : null),
     statusCode: fields.statusCode,
     message: fields.message,
+    amount: fields.amount,
   };
 }

@@ -6,7 +6,9 @@ import {
   setCurrentDetails,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
+import type { ItemSettled } from '../domain/batch-model';
 import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
+import type { Signed } from '../domain/signed';
 import type { NotificationType } from '../domain/notification';
 import { isTerminal } from '../domain/payment-model';
 import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/payment-model';
@@ -29,12 +31,18 @@ import { workflowTime } from './time';
  */
 export class PaymentStatusEffects implements PaymentStatusListener {
   private readonly reports: Promise<void>[] = [];
+  private reported: string | undefined;
   private readonly notices: PaymentNotices;
   private readonly records: RecordWriter<PaymentResource>;
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    this.records = paymentRecords(input);
+    // A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch.
+    this.records = paymentRecords(input, (report) => {
+      if (!input.batchId || report.body.status === this.reported) return;
+      this.reported = report.body.status;
+      this.reports.push(reportToBatch(input.batchId, report));
+    });
     this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
     countStart(input.paymentId, input.request.type);
   }
@@ -44,14 +52,11 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     // Notices first: the record written then holds their `notification_queued` events.
     this.notices.observe(state);
     this.records.record(state.resource);
-    const { batchId, paymentId, request } = this.input;
+    const { paymentId, request } = this.input;
     const { status } = state;
     upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
     setCurrentDetails(paymentCurrentDetails(state.resource));
     countStatus(paymentId, request.type, status);
-    if (batchId && (status === 'needs_review' || isTerminal(status))) {
-      this.reports.push(reportToBatch(batchId, paymentId, status));
-    }
   }
 
   /** An event was recorded: the record follows (changes made in one step are written once). */
@@ -91,9 +96,9 @@ export class PaymentStatusEffects implements PaymentStatusListener {
 
   /** Resolves once the batch has every report and the record (with its notifications) the payment's final state. */
   async finished(state: PaymentState): Promise<void> {
-    await Promise.all(this.reports);
     this.records.record(state.resource);
     await this.records.drained();
+    await Promise.all(this.reports);
   }
 }
 
@@ -131,12 +136,10 @@ class PaymentNotices {
   }
 }
 
-async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | 'succeeded' | 'failed') {
+async function reportToBatch(batchId: string, report: Signed<ItemSettled>): Promise<void> {
   try {
     // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
-    await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
-    );
+    await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(batchId).signal(itemSettledSignal, report));
   } catch {
     // The batch has closed (a resolution after it completed); the payment itself remains the record.
   }
