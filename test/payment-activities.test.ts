@@ -7,6 +7,7 @@ import type { PaymentActivities } from '../src/activities/payment-activities';
 import { CallbackTokens } from '../src/crypto/callback-tokens';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
+import type { Signed } from '../src/domain/signed';
 import { FailureTypes } from '../src/domain/payment-model';
 import type { PaymentMessage, ProviderAck } from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
@@ -25,14 +26,22 @@ const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`)
 const callbackTokens = new CallbackTokens('c'.repeat(32), 'https://pay.example');
 const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 };
 const PAYMENT_ID = 'payment-acme-r1';
+/** Where MockActivityEnvironment's activities run. */
+const MOCK_SCOPE = { namespace: 'default', taskQueue: 'test' };
 const order = (request: StoredPaymentRequest, workflowId = PAYMENT_ID) =>
-  signMessage(signingKeys, 'payment', workflowId, {
-    paymentId: workflowId,
-    merchantId: 'acme',
-    request,
-    createdAt: new Date().toISOString(),
-    timing,
-  });
+  signMessage(
+    signingKeys,
+    'payment',
+    workflowId,
+    {
+      paymentId: workflowId,
+      merchantId: 'acme',
+      request,
+      createdAt: new Date().toISOString(),
+      timing,
+    },
+    MOCK_SCOPE,
+  );
 const input = order(storedRequest('bank_credit', '00', 'r1'));
 
 const cardVault = createMemoryVault();
@@ -54,7 +63,10 @@ function checkStatus(activities: PaymentActivities, input: Parameters<PaymentAct
 /** Runs the initiation as Temporal would, inside one run of the payment's workflow. */
 function initiate(activities: PaymentActivities, what: PaymentMessage, workflowId = PAYMENT_ID, runId = 'run-1') {
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId } });
-  return env.run((order: PaymentMessage) => activities.initiatePayment(order), what);
+  return env.run<[PaymentMessage], Signed<ProviderAck>, (order: PaymentMessage) => Promise<Signed<ProviderAck>>>(
+    (order) => activities.initiatePayment(order),
+    what,
+  );
 }
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
@@ -155,7 +167,8 @@ describe('payment activities', () => {
     assert.deepEqual(stored.card.last4, '1111');
     const card = order(stored);
     const activities = activitiesWith(provider, cardVault);
-    assert.deepEqual(await initiate(activities, card), ack);
+    const answer = await initiate(activities, card);
+    assert.deepEqual(answer.body, ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
     // The same payment initiated again (a Reset's new run): refused before the vault, as an unknown outcome.
@@ -199,6 +212,7 @@ describe('payment activities', () => {
       'payment',
       PAYMENT_ID,
       input.body,
+      MOCK_SCOPE,
     );
     const refusals = [
       [plain, PAYMENT_ID, /not a signed message/],

@@ -16,6 +16,9 @@ import { installTestRuntime } from './support/test-runtime';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
+import type { SigningOptions } from '../src/crypto/signing';
+import { signedResult } from '../src/activities/signed-results';
+import type { ResultKind } from '../src/domain/signed';
 import type { ProviderCallback } from '../src/domain/payment-model';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
@@ -49,25 +52,40 @@ async function input(id: string) {
       lateCallbackWindowMs: MINUTE,
     },
   };
-  return signMessage(KEYS, 'payment', id, payment, new Date(await env.currentTimeMs()));
+  return signMessage(KEYS, 'payment', id, payment, { ...scope(), now: new Date(await env.currentTimeMs()) });
 }
 
+/** The task queue of the test's worker (withWorker), which the messages are signed for. */
+let currentQueue = '';
+// The test server's clock runs hours ahead of the wall clock: messages signed now stay valid for a year.
+const scope = (): SigningOptions => ({ namespace: 'default', taskQueue: currentQueue, ttlMs: 365 * 24 * 60 * MINUTE });
+
+/** A fake activity's result, signed as a worker signs it for the activity that asked. */
+const answer = <T>(kind: ResultKind, body: T) => Promise.resolve(signedResult(KEYS, kind, body));
+
 const callback = (id: string, fields: Partial<ProviderCallback>) =>
-  signMessage(KEYS, 'callback', id, {
-    state: 'succeeded',
-    transactionId: '42',
-    statusCode: '1',
-    message: 'paid',
-    amount: 12.5,
-    ...fields,
-  } satisfies ProviderCallback);
+  signMessage(
+    KEYS,
+    'callback',
+    id,
+    {
+      state: 'succeeded',
+      transactionId: '42',
+      statusCode: '1',
+      message: 'paid',
+      amount: 12.5,
+      ...fields,
+    } satisfies ProviderCallback,
+    scope(),
+  );
 const resolution = (id: string, outcome: 'succeeded' | 'failed', note: string, operator?: string) =>
-  signMessage(KEYS, 'resolution', id, { outcome, note, operator });
+  signMessage(KEYS, 'resolution', id, { outcome, note, operator }, scope());
 
 const ack: ProviderAck = { transactionId: '42', statusCode: '2', message: 'pending', redirectUrl: null };
 
 async function withWorker<T>(activities: PaymentActivities, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `ts-${Math.random().toString(36).slice(2)}`;
+  currentQueue = taskQueue;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -81,10 +99,10 @@ describe('payment workflow (time-skipping)', () => {
   it('no callback: times out, reconciles for RECONCILE_FOR, goes to review, and an operator resolves it', async () => {
     const checks: StatusCheckInput[] = [];
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
+      initiatePayment: () => answer('initiation-result', ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({
+        return answer<StatusCheck>('status-result', {
           state: 'pending',
           transactionId: '42',
           statusCode: '2',
@@ -125,8 +143,8 @@ describe('payment workflow (time-skipping)', () => {
 
   it('a late genuine callback settles a payment in review', async () => {
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
-      checkPaymentStatus: () => Promise.resolve(null),
+      initiatePayment: () => answer('initiation-result', ack),
+      checkPaymentStatus: () => answer('status-result', null),
     };
     await withWorker(activities, async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -156,7 +174,12 @@ describe('payment workflow (time-skipping)', () => {
         );
       },
       checkPaymentStatus: () =>
-        Promise.resolve<StatusCheck>({ state: 'succeeded', transactionId: '77', statusCode: '1', message: 'paid' }),
+        answer<StatusCheck>('status-result', {
+          state: 'succeeded',
+          transactionId: '77',
+          statusCode: '1',
+          message: 'paid',
+        }),
     };
     await withWorker(activities, async (taskQueue) => {
       const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -174,10 +197,10 @@ describe('payment workflow (time-skipping)', () => {
     const checks: StatusCheckInput[] = [];
     let providerSays: StatusCheck['state'] = 'pending';
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
+      initiatePayment: () => answer('initiation-result', ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({
+        return answer<StatusCheck>('status-result', {
           state: providerSays,
           transactionId: '42',
           statusCode: null,
@@ -230,9 +253,9 @@ describe('payment workflow (time-skipping)', () => {
     const activities: PaymentActivities = {
       initiatePayment: () => {
         initiations++;
-        return Promise.resolve(ack);
+        return answer('initiation-result', ack);
       },
-      checkPaymentStatus: () => Promise.resolve(null),
+      checkPaymentStatus: () => answer('status-result', null),
     };
     await withWorker(activities, async (taskQueue) => {
       const copied = await input('ts-original');

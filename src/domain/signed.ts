@@ -10,6 +10,14 @@ export type MessageKind =
 /** The kinds of activity results a workflow acts on: each is signed by the worker for one activity of one run. */
 export type ResultKind = 'initiation-result' | 'status-result' | 'batch-items' | 'item-outcomes';
 
+const WORKER_KINDS = new Set<MessageKind>([
+  'initiation-result',
+  'status-result',
+  'batch-items',
+  'item-outcomes',
+  'batch-item-report',
+]);
+
 /** Where a message may act: the Temporal namespace and task queue it was signed for. */
 export interface MessageScope {
   namespace: string;
@@ -70,7 +78,7 @@ export function messageRefusal(message: unknown, kind: MessageKind, target: Mess
   if (typeof message === 'object' && message !== null && 'unverified' in message) {
     return `its signature does not verify (${String((message as Unverified).unverified)})`;
   }
-  if (!isSigned(message)) return 'it is not signed';
+  if (!isSigned(message)) return `it is not signed by ${WORKER_KINDS.has(kind) ? 'a worker' : 'the server'}`;
   if (message.kind !== kind) return `it was signed as a ${message.kind} message, not a ${kind} message`;
   if (message.workflowId !== target.workflowId)
     return `it was signed for ${message.workflowId}, not ${target.workflowId}`;
