@@ -13,11 +13,12 @@ const RESULT_TTL_MS = 60 * 60_000;
  * The activity's result, signed by this worker (SIGNING_KEYS) for the very activity that asked: its workflow, run,
  * activity id and attempt, namespace and task queue. The workflow acts only on such a result (workflows/trust.ts).
  */
-export function signedResult<T>(keys: Keyring, kind: ResultKind, body: T): Signed<T> {
+export function signedResult<T>(keys: Keyring, kind: ResultKind, body: T, now = new Date()): Signed<T> {
   const { workflowExecution, workflowNamespace, taskQueue, activityId, attempt } = Context.current().info;
   return signMessage(keys, kind, workflowExecution?.workflowId ?? '', body, {
     namespace: workflowNamespace ?? '',
     taskQueue,
+    now,
     ttlMs: RESULT_TTL_MS,
     binding: { runId: workflowExecution?.runId ?? '', activityId, attempt },
   });
