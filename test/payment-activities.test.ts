@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
@@ -9,7 +10,7 @@ import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
 import { FailureTypes } from '../src/domain/payment-model';
-import type { PaymentMessage, ProviderAck } from '../src/domain/payment-model';
+import type { PaymentMessage, ProviderAck, StatusCheck } from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
 import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
@@ -57,7 +58,11 @@ function activitiesWith(provider: ProviderClient, vault: CardVault = createMemor
 
 /** Runs a status check as Temporal would, inside an activity. */
 function checkStatus(activities: PaymentActivities, input: Parameters<PaymentActivities['checkPaymentStatus']>[0]) {
-  return new MockActivityEnvironment().run((what: typeof input) => activities.checkPaymentStatus(what), input);
+  return new MockActivityEnvironment().run<
+    [typeof input],
+    Signed<StatusCheck | null>,
+    (what: typeof input) => Promise<Signed<StatusCheck | null>>
+  >((what) => activities.checkPaymentStatus(what), input);
 }
 
 /** Runs the initiation as Temporal would, inside one run of the payment's workflow. */
@@ -109,6 +114,27 @@ describe('payment activities', () => {
         assert.deepEqual(failure.details?.[0], { code: 'http_400', message: 'Account closed' });
       }
     }
+  });
+
+  it('one provider transaction settles at most one payment: bound to another, its answers are refused', async () => {
+    const transactionId = `tx-${randomUUID()}`;
+    const provider = fakeProvider({
+      initiate: () => Promise.resolve({ ...ack, transactionId }),
+      checkStatus: () => Promise.resolve({ state: 'succeeded', transactionId, statusCode: '1', message: 'paid' }),
+    });
+    const activities = activitiesWith(provider);
+    const [a, b] = [`payment-acme-${randomUUID()}`, `payment-acme-${randomUUID()}`];
+    const first = await initiate(activities, order(storedRequest('bank_credit', '00', 'a'), a), a);
+    assert.equal(first.body.transactionId, transactionId);
+    // The provider (or whoever answers in its name) hands the same transaction to a second payment.
+    const second = await failureOf(initiate(activities, order(storedRequest('bank_credit', '00', 'b'), b), b));
+    assert.equal(second.type, FailureTypes.unknown, 'not pending with that transaction: reconciled');
+    assert.match(second.message, new RegExp(`transaction ${transactionId} is already bound to payment ${a}`));
+    const check = await failureOf(checkStatus(activities, { paymentId: b, type: 'bank_credit', transactionId: null }));
+    assert.equal(check.type, FailureTypes.rejected, 'a status answer naming it settles nothing');
+    assert.equal(check.nonRetryable, true);
+    const own = await checkStatus(activities, { paymentId: a, type: 'bank_credit', transactionId });
+    assert.equal(own.body?.state, 'succeeded', 'its own payment still gets its answers');
   });
 
   it('an acknowledgement that already says failed is a definite rejection', async () => {

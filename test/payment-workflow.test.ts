@@ -250,6 +250,34 @@ describe('payment workflow (time-skipping)', () => {
     });
   });
 
+  it('a status answer about another transaction or another amount settles nothing', async () => {
+    const answers: StatusCheck[] = [
+      { state: 'succeeded', transactionId: '99', statusCode: '1', message: 'paid' },
+      { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'paid', amount: 1000 },
+    ];
+    let asked = 0;
+    const activities: PaymentActivities = {
+      initiatePayment: () => answer('initiation-result', ack),
+      checkPaymentStatus: () => answer('status-result', answers[asked++ % answers.length] ?? null),
+    };
+    await withWorker(activities, async (taskQueue) => {
+      const id = 'ts-mismatch';
+      const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: id,
+        args: [await input(id)],
+      });
+      await env.sleep(2 * 60 * MINUTE);
+      const now = await handle.query(paymentQuery);
+      assert.equal(now.status, 'needs_review');
+      assert.ok(!now.events.some((e) => e.type === 'succeeded'));
+      const messages = now.events.filter((e) => e.type === 'status_checked').map((e) => e.message ?? '');
+      assert.ok(messages.some((m) => m.endsWith('transaction 99 is not the acknowledged 42; ignored')));
+      assert.ok(messages.some((m) => m.endsWith("amount 1000 does not match the payment's 12.5; ignored")));
+      await handle.terminate('test done');
+    });
+  });
+
   it('a start message that is not signed for this workflow fails it before initiation', async () => {
     let initiations = 0;
     const activities: PaymentActivities = {
