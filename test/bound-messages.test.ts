@@ -200,9 +200,13 @@ describe('activity results bound to their activity', () => {
       const created = await first.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
       const donor = await first.waitForStatus(created.body.id, ['pending']);
       donorId = donor.id;
-      donorAck = (await history(donor.id)).find((e) => e.activityTaskCompletedEventAttributes)
-        ?.activityTaskCompletedEventAttributes?.result;
-      assert.ok(donorAck?.payloads?.length, "the donor's acknowledgement");
+      const events = await history(donor.id);
+      donorAck = events.find((e) => e.activityTaskCompletedEventAttributes)?.activityTaskCompletedEventAttributes
+        ?.result;
+      assert.ok(
+        donorAck?.payloads?.length,
+        `the donor's acknowledgement in ${JSON.stringify(events.map((e) => e.eventType))}`,
+      );
     } finally {
       await first.close();
     }
