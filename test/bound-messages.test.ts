@@ -239,11 +239,14 @@ describe('activity results bound to their activity', () => {
       const creating = stack.api('POST', '/v1/payments', victimRequest);
       const attacker = (async () => {
         while (!stop) {
-          const task = await connection.workflowService.pollActivityTaskQueue({
-            namespace: NAMESPACE,
-            taskQueue: { name: first.taskQueue },
-            identity: 'attacker',
-          });
+          // A long poll, as a worker's (the frontend wants a deadline on it).
+          const task = await connection.withDeadline(Date.now() + 70_000, () =>
+            connection.workflowService.pollActivityTaskQueue({
+              namespace: NAMESPACE,
+              taskQueue: { name: first.taskQueue },
+              identity: 'attacker',
+            }),
+          );
           if (!task.taskToken?.length || task.workflowExecution?.workflowId === donorId) continue;
           const type = task.activityType?.name ?? '';
           answered.push(type);
@@ -254,12 +257,13 @@ describe('activity results bound to their activity', () => {
             result: type === 'initiatePayment' ? donorAck : forgedStatus,
           });
         }
-      })().catch(() => undefined);
+      })().catch((err: unknown) => answered.push(`error: ${String(err)}`));
       const victimId = (await creating).body.id;
       const victim = await eventually(
         async () => {
           const found = await paymentOf(stack, victimId);
-          assert.equal(found.status, 'needs_review');
+          const types = (await history(victimId)).map((e) => e.eventType).join();
+          assert.equal(found.status, 'needs_review', `${types} answered ${answered.join()}`);
           return found;
         },
         { timeoutMs: 30_000, intervalMs: 300, what: 'the victim in review' },
