@@ -26,7 +26,7 @@ import { cardToken, detachCard } from '../vault/card-vault';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
-import type { MessageScope } from '../domain/signed';
+import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
@@ -61,9 +61,10 @@ export class PaymentCommands {
     private readonly options: PaymentCommandsOptions,
   ) {}
 
-  /** Where what it signs may act: this client's namespace and the payments' task queue. */
-  private scope(): MessageScope {
-    return { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue };
+  /** Signs a message for a payment's workflow, in this client's namespace and the payments' task queue. */
+  private sign<T>(kind: MessageKind, paymentId: string, body: T): Signed<T> {
+    const scope = { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue };
+    return signMessage(requireSigningKeys(this.options.signingKeys), kind, paymentId, body, scope);
   }
 
   /**
@@ -139,7 +140,7 @@ export class PaymentCommands {
     const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
       workflowId: paymentId,
       taskQueue: this.options.taskQueue,
-      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input, this.scope())],
+      args: [this.sign('payment', paymentId, input)],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       memo: { fingerprint },
@@ -209,13 +210,7 @@ export class PaymentCommands {
   async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
-    const message = signMessage(
-      requireSigningKeys(this.options.signingKeys),
-      'resolution',
-      paymentId,
-      resolution,
-      this.scope(),
-    );
+    const message = this.sign('resolution', paymentId, resolution);
     const payment = await executeUpdate(
       this.client,
       paymentId,
@@ -236,13 +231,7 @@ export class PaymentCommands {
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
-    const message = signMessage(
-      requireSigningKeys(this.options.signingKeys),
-      'callback',
-      paymentId,
-      callback,
-      this.scope(),
-    );
+    const message = this.sign('callback', paymentId, callback);
     try {
       await temporalCall(() => handle.signal(callbackSignal, message));
       return 'accepted';
