@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { parseKeyring } from '../src/crypto/keyring';
+import type { ItemSettled } from '../src/domain/batch-model';
+import type { Signed } from '../src/domain/signed';
 import { createBatchActivities } from '../src/activities/batch-activities';
 import type { ItemWorkflow } from '../src/activities/batch-activities';
 
@@ -14,13 +18,25 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
     missing: undefined,
   };
   const described: string[] = [];
-  const activities = createBatchActivities({
+  const batchActivities = createBatchActivities({
+    signingKeys: parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`),
     readItems: () => Promise.reject(new Error('not used')),
     describeItem: (id) => {
       described.push(id);
       return Promise.resolve(workflows[id]);
     },
   });
+  // Run as Temporal would, inside an activity: the answer is signed for it.
+  const activities = {
+    itemOutcomes: async (ids: string[]) =>
+      (
+        await new MockActivityEnvironment().run<
+          [string[]],
+          Signed<ItemSettled[]>,
+          (what: string[]) => Promise<Signed<ItemSettled[]>>
+        >((what) => batchActivities.itemOutcomes(what), ids)
+      ).body,
+  };
 
   it('takes the status a payment published, needs_review for one closed without an outcome, and leaves the rest', async () => {
     const ids = Object.keys(workflows);

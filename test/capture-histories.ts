@@ -322,7 +322,10 @@ async function untrustedInput(short: Stack, long: Stack, connection: Connection,
     statusCode: '1',
     message: 'x',
   };
-  const signed = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', waiting, forged);
+  const signed = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', waiting, forged, {
+    namespace: 'default',
+    taskQueue: short.taskQueue,
+  });
   for (const value of [forged, { ...signed, body: { ...forged, message: 'tampered' } }]) {
     await connection.workflowService.signalWorkflowExecution({
       namespace: 'default',

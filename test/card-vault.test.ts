@@ -122,20 +122,26 @@ describe('card vault', () => {
     const orderFor = async (reference: string) => {
       const request = await detachCard(paymentRequest('card_payment', '00', reference), cardVault);
       const paymentId = `payment-acme-${reference}`;
-      return signMessage(deps.signingKeys, 'payment', paymentId, {
+      return signMessage(
+        deps.signingKeys,
+        'payment',
         paymentId,
-        merchantId: 'acme',
-        request,
-        createdAt: new Date().toISOString(),
-        timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
-      });
+        {
+          paymentId,
+          merchantId: 'acme',
+          request,
+          createdAt: new Date().toISOString(),
+          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+        },
+        { namespace: 'default', taskQueue: 'test' },
+      );
     };
     const initiate = (order: Awaited<ReturnType<typeof orderFor>>) => {
       const workflowExecution = { workflowId: order.body.paymentId, runId: 'run-1' };
       return new MockActivityEnvironment({ workflowExecution }).run<
         [PaymentMessage],
-        ProviderAck,
-        (what: PaymentMessage) => Promise<ProviderAck>
+        Signed<ProviderAck>,
+        (what: PaymentMessage) => Promise<Signed<ProviderAck>>
       >((what) => activities.initiatePayment(what), order);
     };
     const [back, down] = [await orderFor('vault-back'), await orderFor('vault-down')];
@@ -147,7 +153,7 @@ describe('card vault', () => {
     assert.equal(sent, 0, 'nothing sent while the vault is down');
     redis = await startRedisServer(port, { password, dataDir });
     servers.push(redis);
-    assert.equal((await waiting).transactionId, '1', 'sent once Redis was back');
+    assert.equal((await waiting).body.transactionId, '1', 'sent once Redis was back');
     assert.equal(sent, 1);
 
     // Redis stays down: after the wait the payment fails cleanly, nothing sent.

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
@@ -7,8 +8,9 @@ import type { PaymentActivities } from '../src/activities/payment-activities';
 import { testCallbackTokens } from './support/test-stack';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
+import type { Signed } from '../src/domain/signed';
 import { FailureTypes } from '../src/domain/payment-model';
-import type { PaymentMessage, ProviderAck } from '../src/domain/payment-model';
+import type { PaymentMessage, ProviderAck, StatusCheck } from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
 import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
@@ -25,14 +27,22 @@ const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`)
 const callbackTokens = testCallbackTokens('https://pay.example');
 const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 };
 const PAYMENT_ID = 'payment-acme-r1';
+/** Where MockActivityEnvironment's activities run. */
+const MOCK_SCOPE = { namespace: 'default', taskQueue: 'test' };
 const order = (request: StoredPaymentRequest, workflowId = PAYMENT_ID) =>
-  signMessage(signingKeys, 'payment', workflowId, {
-    paymentId: workflowId,
-    merchantId: 'acme',
-    request,
-    createdAt: new Date().toISOString(),
-    timing,
-  });
+  signMessage(
+    signingKeys,
+    'payment',
+    workflowId,
+    {
+      paymentId: workflowId,
+      merchantId: 'acme',
+      request,
+      createdAt: new Date().toISOString(),
+      timing,
+    },
+    MOCK_SCOPE,
+  );
 const input = order(storedRequest('bank_credit', '00', 'r1'));
 
 const cardVault = createMemoryVault();
@@ -48,13 +58,20 @@ function activitiesWith(provider: ProviderClient, vault: CardVault = createMemor
 
 /** Runs a status check as Temporal would, inside an activity. */
 function checkStatus(activities: PaymentActivities, input: Parameters<PaymentActivities['checkPaymentStatus']>[0]) {
-  return new MockActivityEnvironment().run((what: typeof input) => activities.checkPaymentStatus(what), input);
+  return new MockActivityEnvironment().run<
+    [typeof input],
+    Signed<StatusCheck | null>,
+    (what: typeof input) => Promise<Signed<StatusCheck | null>>
+  >((what) => activities.checkPaymentStatus(what), input);
 }
 
 /** Runs the initiation as Temporal would, inside one run of the payment's workflow. */
 function initiate(activities: PaymentActivities, what: PaymentMessage, workflowId = PAYMENT_ID, runId = 'run-1') {
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId, runId } });
-  return env.run((order: PaymentMessage) => activities.initiatePayment(order), what);
+  return env.run<[PaymentMessage], Signed<ProviderAck>, (order: PaymentMessage) => Promise<Signed<ProviderAck>>>(
+    (order) => activities.initiatePayment(order),
+    what,
+  );
 }
 
 function fakeProvider(overrides: Partial<ProviderClient>): ProviderClient {
@@ -97,6 +114,27 @@ describe('payment activities', () => {
         assert.deepEqual(failure.details?.[0], { code: 'http_400', message: 'Account closed' });
       }
     }
+  });
+
+  it('one provider transaction settles at most one payment: bound to another, its answers are refused', async () => {
+    const transactionId = `tx-${randomUUID()}`;
+    const provider = fakeProvider({
+      initiate: () => Promise.resolve({ ...ack, transactionId }),
+      checkStatus: () => Promise.resolve({ state: 'succeeded', transactionId, statusCode: '1', message: 'paid' }),
+    });
+    const activities = activitiesWith(provider);
+    const [a, b] = [`payment-acme-${randomUUID()}`, `payment-acme-${randomUUID()}`];
+    const first = await initiate(activities, order(storedRequest('bank_credit', '00', 'a'), a), a);
+    assert.equal(first.body.transactionId, transactionId);
+    // The provider (or whoever answers in its name) hands the same transaction to a second payment.
+    const second = await failureOf(initiate(activities, order(storedRequest('bank_credit', '00', 'b'), b), b));
+    assert.equal(second.type, FailureTypes.unknown, 'not pending with that transaction: reconciled');
+    assert.match(second.message, new RegExp(`transaction ${transactionId} is already bound to payment ${a}`));
+    const check = await failureOf(checkStatus(activities, { paymentId: b, type: 'bank_credit', transactionId: null }));
+    assert.equal(check.type, FailureTypes.rejected, 'a status answer naming it settles nothing');
+    assert.equal(check.nonRetryable, true);
+    const own = await checkStatus(activities, { paymentId: a, type: 'bank_credit', transactionId });
+    assert.equal(own.body?.state, 'succeeded', 'its own payment still gets its answers');
   });
 
   it('an acknowledgement that already says failed is a definite rejection', async () => {
@@ -155,7 +193,8 @@ describe('payment activities', () => {
     assert.deepEqual(stored.card.last4, '1111');
     const card = order(stored);
     const activities = activitiesWith(provider, cardVault);
-    assert.deepEqual(await initiate(activities, card), ack);
+    const answer = await initiate(activities, card);
+    assert.deepEqual(answer.body, ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
     // The same payment initiated again (a Reset's new run): refused before the vault, as an unknown outcome.
@@ -199,6 +238,7 @@ describe('payment activities', () => {
       'payment',
       PAYMENT_ID,
       input.body,
+      MOCK_SCOPE,
     );
     const refusals = [
       [plain, PAYMENT_ID, /not a signed message/],

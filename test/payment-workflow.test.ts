@@ -16,6 +16,9 @@ import { installTestRuntime } from './support/test-runtime';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
+import type { SigningOptions } from '../src/crypto/signing';
+import { signedResult } from '../src/activities/signed-results';
+import type { ResultKind } from '../src/domain/signed';
 import type { ProviderCallback } from '../src/domain/payment-model';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
@@ -49,25 +52,47 @@ async function input(id: string) {
       lateCallbackWindowMs: MINUTE,
     },
   };
-  return signMessage(KEYS, 'payment', id, payment, new Date(await env.currentTimeMs()));
+  return signMessage(KEYS, 'payment', id, payment, { ...scope(), now: new Date(await env.currentTimeMs()) });
 }
 
+/** The task queue of the test's worker (withWorker), which the messages are signed for. */
+let currentQueue = '';
+// The test server's clock runs far ahead of the wall clock (decades, as time-skipping tests add up): messages signed
+// now stay valid for a thousand years.
+const scope = (): SigningOptions => ({
+  namespace: 'default',
+  taskQueue: currentQueue,
+  ttlMs: 1000 * 365 * 24 * 60 * MINUTE,
+});
+
+/** A fake activity's result, signed as a worker signs it for the activity that asked. */
+// Signed at the test server's time, which the workflow compares the expiry with.
+const answer = async <T>(kind: ResultKind, body: T) =>
+  signedResult(KEYS, kind, body, new Date(await env.currentTimeMs()));
+
 const callback = (id: string, fields: Partial<ProviderCallback>) =>
-  signMessage(KEYS, 'callback', id, {
-    state: 'succeeded',
-    transactionId: '42',
-    statusCode: '1',
-    message: 'paid',
-    amount: 12.5,
-    ...fields,
-  } satisfies ProviderCallback);
+  signMessage(
+    KEYS,
+    'callback',
+    id,
+    {
+      state: 'succeeded',
+      transactionId: '42',
+      statusCode: '1',
+      message: 'paid',
+      amount: 12.5,
+      ...fields,
+    } satisfies ProviderCallback,
+    scope(),
+  );
 const resolution = (id: string, outcome: 'succeeded' | 'failed', note: string, operator?: string) =>
-  signMessage(KEYS, 'resolution', id, { outcome, note, operator });
+  signMessage(KEYS, 'resolution', id, { outcome, note, operator }, scope());
 
 const ack: ProviderAck = { transactionId: '42', statusCode: '2', message: 'pending', redirectUrl: null };
 
 async function withWorker<T>(activities: PaymentActivities, fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `ts-${Math.random().toString(36).slice(2)}`;
+  currentQueue = taskQueue;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -81,10 +106,10 @@ describe('payment workflow (time-skipping)', () => {
   it('no callback: times out, reconciles for RECONCILE_FOR, goes to review, and an operator resolves it', async () => {
     const checks: StatusCheckInput[] = [];
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
+      initiatePayment: () => answer('initiation-result', ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({
+        return answer<StatusCheck>('status-result', {
           state: 'pending',
           transactionId: '42',
           statusCode: '2',
@@ -125,8 +150,8 @@ describe('payment workflow (time-skipping)', () => {
 
   it('a late genuine callback settles a payment in review', async () => {
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
-      checkPaymentStatus: () => Promise.resolve(null),
+      initiatePayment: () => answer('initiation-result', ack),
+      checkPaymentStatus: () => answer('status-result', null),
     };
     await withWorker(activities, async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -156,7 +181,12 @@ describe('payment workflow (time-skipping)', () => {
         );
       },
       checkPaymentStatus: () =>
-        Promise.resolve<StatusCheck>({ state: 'succeeded', transactionId: '77', statusCode: '1', message: 'paid' }),
+        answer<StatusCheck>('status-result', {
+          state: 'succeeded',
+          transactionId: '77',
+          statusCode: '1',
+          message: 'paid',
+        }),
     };
     await withWorker(activities, async (taskQueue) => {
       const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -174,10 +204,10 @@ describe('payment workflow (time-skipping)', () => {
     const checks: StatusCheckInput[] = [];
     let providerSays: StatusCheck['state'] = 'pending';
     const activities: PaymentActivities = {
-      initiatePayment: () => Promise.resolve(ack),
+      initiatePayment: () => answer('initiation-result', ack),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return Promise.resolve<StatusCheck>({
+        return answer<StatusCheck>('status-result', {
           state: providerSays,
           transactionId: '42',
           statusCode: null,
@@ -225,14 +255,42 @@ describe('payment workflow (time-skipping)', () => {
     });
   });
 
+  it('a status answer about another transaction or another amount settles nothing', async () => {
+    const answers: StatusCheck[] = [
+      { state: 'succeeded', transactionId: '99', statusCode: '1', message: 'paid' },
+      { state: 'succeeded', transactionId: '42', statusCode: '1', message: 'paid', amount: 1000 },
+    ];
+    let asked = 0;
+    const activities: PaymentActivities = {
+      initiatePayment: () => answer('initiation-result', ack),
+      checkPaymentStatus: () => answer('status-result', answers[asked++ % answers.length] ?? null),
+    };
+    await withWorker(activities, async (taskQueue) => {
+      const id = 'ts-mismatch';
+      const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+        taskQueue,
+        workflowId: id,
+        args: [await input(id)],
+      });
+      await env.sleep(2 * 60 * MINUTE);
+      const now = await handle.query(paymentQuery);
+      assert.equal(now.status, 'needs_review');
+      assert.ok(!now.events.some((e) => e.type === 'succeeded'));
+      const messages = now.events.filter((e) => e.type === 'status_checked').map((e) => e.message ?? '');
+      assert.ok(messages.some((m) => m.endsWith('transaction 99 is not the acknowledged 42; ignored')));
+      assert.ok(messages.some((m) => m.endsWith("amount 1000 does not match the payment's 12.5; ignored")));
+      await handle.terminate('test done');
+    });
+  });
+
   it('a start message that is not signed for this workflow fails it before initiation', async () => {
     let initiations = 0;
     const activities: PaymentActivities = {
       initiatePayment: () => {
         initiations++;
-        return Promise.resolve(ack);
+        return answer('initiation-result', ack);
       },
-      checkPaymentStatus: () => Promise.resolve(null),
+      checkPaymentStatus: () => answer('status-result', null),
     };
     await withWorker(activities, async (taskQueue) => {
       const copied = await input('ts-original');

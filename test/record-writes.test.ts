@@ -7,6 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
+import type { Signed } from '../src/domain/signed';
 import type { BatchProgress } from '../src/domain/batch-model';
 import { newBatchProgress } from '../src/domain/batch-progress';
 import { FailureTypes, newPaymentResource } from '../src/domain/payment-model';
@@ -212,17 +213,23 @@ describe('an initiation while PostgreSQL is down', () => {
     });
     const initiate = (reference: string) => {
       const paymentId = `payment-acme-${reference}`;
-      const order = signMessage(signingKeys, 'payment', paymentId, {
+      const order = signMessage(
+        signingKeys,
+        'payment',
         paymentId,
-        merchantId: 'acme',
-        request: storedRequest('bank_credit', '00', reference),
-        createdAt: new Date().toISOString(),
-        timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
-      });
+        {
+          paymentId,
+          merchantId: 'acme',
+          request: storedRequest('bank_credit', '00', reference),
+          createdAt: new Date().toISOString(),
+          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+        },
+        { namespace: 'default', taskQueue: 'test' },
+      );
       return new MockActivityEnvironment({ workflowExecution: { workflowId: paymentId, runId: randomUUID() } }).run<
         [PaymentMessage],
-        ProviderAck,
-        (what: PaymentMessage) => Promise<ProviderAck>
+        Signed<ProviderAck>,
+        (what: PaymentMessage) => Promise<Signed<ProviderAck>>
       >((what) => activities.initiatePayment(what), order);
     };
     const postgres = own.postgres!;
@@ -234,7 +241,7 @@ describe('an initiation while PostgreSQL is down', () => {
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(sent, 0, 'nothing sent while the claim cannot be taken');
     own.postgres = await startPostgres(dir, postgres.port, () => undefined);
-    assert.equal((await waiting).transactionId, '1', 'sent once PostgreSQL was back');
+    assert.equal((await waiting).body.transactionId, '1', 'sent once PostgreSQL was back');
     assert.equal(sent, 1);
 
     // PostgreSQL stays down: after the wait the payment fails cleanly, nothing sent.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import type { ReplayResult } from '@temporalio/worker';
+import type { ReplayResult, ReplayWorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { parseKeyring } from '../src/crypto/keyring';
 import { FailureTypes } from '../src/domain/payment-model';
@@ -63,21 +63,36 @@ function recordedHistories(): Recorded[] {
     });
 }
 
-/** Replays the histories on one workflow bundle with the workers' data converter (payloads stay encrypted). */
+/**
+ * Replays the histories on one workflow bundle with the workers' data converter (payloads stay encrypted), each on
+ * the task queue it ran on: workflows refuse messages signed for another task queue, and a replay worker's
+ * `workflowInfo().taskQueue` is its own (the SDK spreads the options over its made-up name, so one can be given).
+ */
 async function replayAll(codePath: string, recorded: Recorded[]): Promise<Map<string, ReplayResult>> {
   const results = new Map<string, ReplayResult>();
-  const replay = Worker.runReplayHistories(
-    {
-      workflowBundle: { codePath },
-      dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)),
-      replayName: 'replay-test',
-    },
-    recorded.map(({ workflowId, history }) => ({ workflowId, history })),
-  );
-  let index = 0;
-  for await (const result of replay) {
-    const file = recorded[index++]?.file;
-    if (file) results.set(file, result);
+  const byQueue = new Map<string, Recorded[]>();
+  for (const r of recorded) {
+    const queue = r.history.events?.[0]?.workflowExecutionStartedEventAttributes?.taskQueue?.name ?? '';
+    byQueue.set(queue, [...(byQueue.get(queue) ?? []), r]);
+  }
+  for (const [taskQueue, group] of byQueue) {
+    const options: ReplayWorkerOptions = Object.assign(
+      {
+        workflowBundle: { codePath },
+        dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)),
+        replayName: 'replay-test',
+      },
+      taskQueue ? { taskQueue } : {},
+    );
+    const replay = Worker.runReplayHistories(
+      options,
+      group.map(({ workflowId, history }) => ({ workflowId, history })),
+    );
+    let index = 0;
+    for await (const result of replay) {
+      const file = group[index++]?.file;
+      if (file) results.set(file, result);
+    }
   }
   return results;
 }

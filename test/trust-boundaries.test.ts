@@ -218,7 +218,10 @@ describe('trust boundaries', () => {
         identity: 'attacker',
       });
     await signal(forgedCallback);
-    const genuine = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', victim.id, forgedCallback);
+    const genuine = signMessage(parseKeyring(TEST_SIGNING_KEYS), 'callback', victim.id, forgedCallback, {
+      namespace: 'default',
+      taskQueue: stack.taskQueue,
+    });
     await signal({ ...genuine, body: { ...forgedCallback, message: 'tampered' }, signature: genuine.signature });
     const now = await afterRejections(victim.id, 2);
     assert.equal(now.status, 'pending');

@@ -1,4 +1,7 @@
+import type { Keyring } from '../crypto/keyring';
 import type { BatchItem, ItemOutcome, ItemSettled } from '../domain/batch-model';
+import type { Signed } from '../domain/signed';
+import { signedResult } from './signed-results';
 
 /** What Temporal says of an item's payment workflow: whether it has closed, and the status it last published. */
 export interface ItemWorkflow {
@@ -11,6 +14,8 @@ export interface BatchActivityDeps {
   readItems: (pageWorkflowId: string) => Promise<BatchItem[]>;
   /** Describes an item's payment workflow; undefined when there is none. */
   describeItem: (paymentId: string) => Promise<ItemWorkflow | undefined>;
+  /** Signs the results for the batch run that asked (SIGNING_KEYS): it pays and counts nothing else. */
+  signingKeys: Keyring;
 }
 
 const OUTCOMES = ['succeeded', 'failed', 'needs_review'] as const satisfies readonly ItemOutcome[];
@@ -18,11 +23,11 @@ const OUTCOMES = ['succeeded', 'failed', 'needs_review'] as const satisfies read
 const DESCRIBE_AT_ONCE = 20;
 
 /** Builds the payout batch activities around their dependencies, so tests hand in fakes. */
-export function createBatchActivities({ readItems, describeItem }: BatchActivityDeps) {
+export function createBatchActivities({ readItems, describeItem, signingKeys }: BatchActivityDeps) {
   return {
     /** Fetches one page of a batch's items, which live in their page workflow rather than in the batch's history. */
-    async loadBatchItems(pageWorkflowId: string): Promise<BatchItem[]> {
-      return readItems(pageWorkflowId);
+    async loadBatchItems(pageWorkflowId: string): Promise<Signed<BatchItem[]>> {
+      return signedResult(signingKeys, 'batch-items', await readItems(pageWorkflowId));
     },
 
     /**
@@ -30,7 +35,7 @@ export function createBatchActivities({ readItems, describeItem }: BatchActivity
      * published, or `needs_review` for one that closed without an outcome (terminated). Items still on their way are
      * left out; they report themselves.
      */
-    async itemOutcomes(paymentIds: string[]): Promise<ItemSettled[]> {
+    async itemOutcomes(paymentIds: string[]): Promise<Signed<ItemSettled[]>> {
       const reports: ItemSettled[] = [];
       for (let i = 0; i < paymentIds.length; i += DESCRIBE_AT_ONCE) {
         const ids = paymentIds.slice(i, i + DESCRIBE_AT_ONCE);
@@ -45,7 +50,7 @@ export function createBatchActivities({ readItems, describeItem }: BatchActivity
           }
         });
       }
-      return reports;
+      return signedResult(signingKeys, 'item-outcomes', reports);
     },
   };
 }

@@ -13,13 +13,15 @@ import type {
   StoredPaymentRequest,
 } from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
+import type { Signed } from '../domain/signed';
 import type { PaymentType } from '../domain/requests';
 import { ProviderError } from '../provider/provider-errors';
 import { providerState } from '../provider/codes';
 import { providerReference } from '../provider/wire';
 import type { ProviderClient } from '../provider/provider-client';
 import type { Database } from '../records/database';
-import { claimInitiation } from '../records/record-writes';
+import { bindTransaction, claimInitiation } from '../records/record-writes';
+import { signedResult } from './signed-results';
 import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
 
@@ -66,7 +68,7 @@ export function createPaymentActivities({
      * Only a start message the server signed for this very workflow moves money. A card payment's data leaves the
      * vault here, for good: the CVV is never kept past this first use.
      */
-    async initiatePayment(order: PaymentMessage): Promise<ProviderAck> {
+    async initiatePayment(order: PaymentMessage): Promise<Signed<ProviderAck>> {
       const { paymentId, request: stored } = trustedOrder(order, signingKeys);
       // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
       const context = Context.current();
@@ -98,16 +100,18 @@ export function createPaymentActivities({
       if (providerState(ack.statusCode) === 'failed') {
         throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
       }
-      return ack;
+      if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
+      return signedResult(signingKeys, 'initiation-result', ack);
     },
 
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
-    async checkPaymentStatus(input: StatusCheckInput): Promise<StatusCheck | null> {
+    async checkPaymentStatus(input: StatusCheckInput): Promise<Signed<StatusCheck | null>> {
       const reference = providerReference(input.type, input.paymentId) ?? null;
       const context = Context.current();
       const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+      let check: StatusCheck | null;
       try {
-        return await provider.checkStatus({ transactionId: input.transactionId, reference });
+        check = await provider.checkStatus({ transactionId: input.transactionId, reference });
       } catch (err) {
         // Only a rejected query is not asked again: the workflow's retry policy retries the others.
         const message = err instanceof Error ? err.message : 'status query failed';
@@ -116,17 +120,45 @@ export function createPaymentActivities({
       } finally {
         clearInterval(heartbeats);
       }
+      if (check?.transactionId) await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
+      return signedResult(signingKeys, 'status-result', check);
     },
   };
+}
+
+/**
+ * Binds the provider's transaction to this payment in the system of record: one transaction settles at most one
+ * payment. Bound to another payment already, the answer is refused (never settles this one; `verdict` says what the
+ * workflow makes of it: an initiation's outcome is unknown, a status answer is no answer).
+ */
+async function bindOrRefuse(
+  database: Database,
+  transactionId: string,
+  paymentId: string,
+  verdict: ProviderVerdict,
+): Promise<void> {
+  const bound = await patiently(() => bindTransaction(database, transactionId, paymentId), Date.now() + VAULT_WAIT_MS);
+  if (bound === paymentId) return;
+  throw verdictFailure(verdict, {
+    message: `transaction ${transactionId} is already bound to payment ${bound}: refused, it settles only that one`,
+  });
 }
 
 export type PaymentActivities = ReturnType<typeof createPaymentActivities>;
 
 /** The signed start message's payment, or a non-retryable refusal: nothing is sent for anything else. */
 function trustedOrder(order: PaymentMessage, keys: Keyring): { paymentId: string; request: StoredPaymentRequest } {
-  const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+  const { workflowExecution, workflowNamespace, taskQueue } = Context.current().info;
+  const workflowId = workflowExecution?.workflowId ?? '';
   const kind = order.kind === 'batch-item' ? 'batch-item' : 'payment';
-  const refusal = signatureProblem(keys, order) ?? messageRefusal(order, kind, workflowId);
+  // No expiry here: the workflow checked it when it started, and an initiation may wait for a worker a while.
+  const refusal =
+    signatureProblem(keys, order) ??
+    messageRefusal(order, kind, {
+      workflowId,
+      namespace: workflowNamespace ?? '',
+      taskQueue,
+    });
   const body = refusal ? undefined : order.body;
   if (body?.paymentId === workflowId) return body;
   const failure: Failure = {

@@ -1,13 +1,26 @@
+import type { Keyring } from '../crypto/keyring';
+import type { ItemSettled } from '../domain/batch-model';
+import { isTerminal } from '../domain/payment-model';
+import type { Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { upsertBatchRecord, upsertPaymentRecord } from '../records/record-writes';
 import type { BatchRecord, PaymentRecord } from '../records/record-writes';
+import { signedForWorkflow } from './signed-results';
 
 /** Builds the activities that write workflows' records to PostgreSQL (the system of record). */
-export function createRecordActivities(database: Database) {
+export function createRecordActivities(database: Database, signingKeys: Keyring) {
   return {
-    /** Writes a payment's record at a revision; idempotent, and a late or repeated write never moves it back. */
-    async recordPayment(record: PaymentRecord): Promise<void> {
+    /**
+     * Writes a payment's record at a revision; idempotent, and a late or repeated write never moves it back. For a
+     * batch item that has reached an outcome or review, answers its report to the batch, signed for the batch: what
+     * is recorded is what the batch counts.
+     */
+    async recordPayment(record: PaymentRecord): Promise<Signed<ItemSettled> | null> {
       await upsertPaymentRecord(database, record);
+      const { resource, batchId } = record;
+      const status = resource.status;
+      if (!batchId || !(status === 'needs_review' || isTerminal(status))) return null;
+      return signedForWorkflow(signingKeys, 'batch-item-report', batchId, { paymentId: resource.id, status });
     },
 
     /** Writes a batch's record at a revision, likewise. */

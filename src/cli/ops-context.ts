@@ -131,7 +131,11 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     },
     async batches(use) {
       const db = use?.control ? actions() : undefined;
-      return new Batches(await client(), { signingKeys: settings().SIGNING_KEYS, ...(db ? { actions: db } : {}) });
+      return new Batches(await client(), {
+        signingKeys: settings().SIGNING_KEYS,
+        taskQueue: settings().TASK_QUEUE,
+        ...(db ? { actions: db } : {}),
+      });
     },
     async notifications() {
       return Promise.resolve(

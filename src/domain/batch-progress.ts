@@ -17,6 +17,8 @@ export interface BatchCarry {
   operatorHold?: boolean;
   /** The revisions of the batch's record written so far (absent before records: none). */
   recorded?: number;
+  /** The nonces of reports and controls acted on, until each expires (signed.ts SeenNonces). */
+  nonces?: Record<string, string>;
 }
 
 /** A batch's state before it has started any item. */

@@ -49,7 +49,7 @@ export interface StatusCheck {
   transactionId: string | null;
   statusCode: string | null;
   message: string | null;
-  /** The amount the provider holds for the transaction, when its answer says (compared before a callback settles). */
+  /** The amount the provider holds for the transaction, when its answer says (a settling answer must match it). */
   amount?: number | null;
 }
 

@@ -27,6 +27,7 @@ import { cardToken, detachCard } from '../vault/card-vault';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
+import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
@@ -60,6 +61,12 @@ export class PaymentCommands {
     private readonly reads: PaymentReads,
     private readonly options: PaymentCommandsOptions,
   ) {}
+
+  /** Signs a message for a payment's workflow, in this client's namespace and the payments' task queue. */
+  private sign<T>(kind: MessageKind, paymentId: string, body: T): Signed<T> {
+    const scope = { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue };
+    return signMessage(requireSigningKeys(this.options.signingKeys), kind, paymentId, body, scope);
+  }
 
   /**
    * Starts the payment's workflow once per reference, forever: the reference is taken in the records first, with the
@@ -134,7 +141,7 @@ export class PaymentCommands {
     const start = new WithStartWorkflowOperation<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
       workflowId: paymentId,
       taskQueue: this.options.taskQueue,
-      args: [signMessage(requireSigningKeys(this.options.signingKeys), 'payment', paymentId, input)],
+      args: [this.sign('payment', paymentId, input)],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       memo: { fingerprint },
@@ -204,7 +211,7 @@ export class PaymentCommands {
   async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'resolution', paymentId, resolution);
+    const message = this.sign('resolution', paymentId, resolution);
     const payment = await executeUpdate(
       this.client,
       paymentId,
@@ -225,7 +232,7 @@ export class PaymentCommands {
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'callback', paymentId, callback);
+    const message = this.sign('callback', paymentId, callback);
     try {
       await temporalCall(() => handle.signal(callbackSignal, message));
       return 'accepted';

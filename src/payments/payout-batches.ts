@@ -28,9 +28,12 @@ import { recordAppliedAction } from './operator-action-log';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
+import type { MessageScope } from '../domain/signed';
 
 /** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
 export const BATCH_PAGE_SIZE = 500;
+/** How long a batch item's signed order may wait to start: a batch starts its items over days, only it may start them. */
+const BATCH_ITEM_TTL_MS = 90 * 24 * 3600_000;
 
 /** What creating batches needs; reading and controlling them (the CLI) does without. */
 export interface BatchCreation {
@@ -45,6 +48,8 @@ export interface BatchCreation {
 }
 
 export interface BatchesOptions {
+  /** The payments' task queue (TASK_QUEUE), which signed messages name; `creation`'s when absent. */
+  taskQueue?: string;
   /** Signs what starts or controls a batch and each of its items (SIGNING_KEYS); reading does without. */
   signingKeys?: Keyring;
   creation?: BatchCreation;
@@ -62,6 +67,13 @@ export class Batches {
     private readonly client: Client,
     private readonly options: BatchesOptions = {},
   ) {}
+
+  /** Where what it signs may act: this client's namespace and the payments' task queue. */
+  private scope(): MessageScope {
+    const taskQueue = this.options.taskQueue ?? this.options.creation?.taskQueue;
+    if (!taskQueue) throw new Error('this Batches instance was made without a task queue to sign for');
+    return { namespace: this.client.options.namespace, taskQueue };
+  }
 
   /**
    * Starts the batch once per reference, forever: the reference is taken in the records first; the same body again
@@ -90,7 +102,7 @@ export class Batches {
     const items: BatchItem[] = batch.items.map((request) => {
       const paymentId = batchItemPaymentId(merchantId, batch.reference, request.reference);
       const order = { paymentId, merchantId, batchId, request, timing: options.bankCreditTiming };
-      return signMessage(keys, 'batch-item', paymentId, order);
+      return signMessage(keys, 'batch-item', paymentId, order, { ...this.scope(), ttlMs: BATCH_ITEM_TTL_MS });
     });
     const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
       id: batchPageId(batchId, fingerprint, k),
@@ -119,7 +131,7 @@ export class Batches {
         this.client.workflow.start<typeof payoutBatchWorkflow>(PAYOUT_BATCH_WORKFLOW, {
           workflowId: batchId,
           taskQueue: options.taskQueue,
-          args: [signMessage(keys, 'batch', batchId, input)],
+          args: [signMessage(keys, 'batch', batchId, input, this.scope())],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
           staticSummary: `payout batch ${batch.reference} · ${items.length} bank credits · ${input.totalMinor / 100}`,
@@ -191,7 +203,13 @@ export class Batches {
     const actions = this.options.actions;
     if (operator !== undefined && !actions) throw new Error('this Batches instance has no record of operator actions');
     const control: BatchControl = operator === undefined ? { action } : { action, operator };
-    const message = signMessage(requireSigningKeys(this.options.signingKeys), 'batch-control', batchId, control);
+    const message = signMessage(
+      requireSigningKeys(this.options.signingKeys),
+      'batch-control',
+      batchId,
+      control,
+      this.scope(),
+    );
     const batch = await executeUpdate(
       this.client,
       batchId,

@@ -201,6 +201,21 @@ export async function claimInitiation(db: Queryable, paymentId: string, runId: s
   return rows[0]?.run_id === runId;
 }
 
+const BIND_TRANSACTION = `
+WITH inserted AS (
+  INSERT INTO provider_transactions (transaction_id, payment_id) VALUES ($1, $2)
+  ON CONFLICT (transaction_id) DO NOTHING RETURNING payment_id
+)
+SELECT payment_id FROM inserted
+UNION ALL
+SELECT payment_id FROM provider_transactions WHERE transaction_id = $1`;
+
+/** Binds a provider transaction to a payment, once and for good; answers the payment it is bound to (maybe another). */
+export async function bindTransaction(db: Queryable, transactionId: string, paymentId: string): Promise<string> {
+  const { rows } = await db.query<{ payment_id: string }>(BIND_TRANSACTION, [transactionId, paymentId]);
+  return rows[0]?.payment_id ?? paymentId;
+}
+
 /**
  * Records what the server shows for a payment whose workflow ended before its outcome (terminated, cancelled…): that
  * workflow never writes again. A run a Reset starts afterwards writes later on the workflow's clock and supersedes it.

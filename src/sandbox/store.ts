@@ -57,7 +57,9 @@ const FIRST_ID = 1001;
 
 /** Transactions in memory, written through to an optional JSON file so they survive restarts. */
 export class TransactionStore {
-  private nextId = FIRST_ID;
+  // Like the provider's, ids never repeat, even across sandboxes without a data file that share one system of record
+  // (it binds each transaction to one payment): a fresh store starts from the clock.
+  private nextId = Math.max(FIRST_ID, Date.now() * 1000);
   private readonly byId = new Map<number, SandboxTransaction>();
 
   constructor(private readonly dataFile?: string) {

@@ -89,8 +89,9 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
           Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
         ),
       }),
-      ...createRecordActivities(options.deps.database),
+      ...createRecordActivities(options.deps.database, options.deps.signingKeys),
       ...createBatchActivities({
+        signingKeys: options.deps.signingKeys,
         readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery),
         describeItem: async (paymentId) => {
           try {

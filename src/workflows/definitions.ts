@@ -24,7 +24,8 @@ export const SearchAttributes = {
   batchStatus: defineSearchAttributeKey('BatchStatus', SearchAttributeType.KEYWORD),
 } as const;
 
-export const itemSettledSignal = defineSignal<[ItemSettled]>('batchItemSettled');
+/** A batch item's report, signed by the worker that recorded it (kind `batch-item-report`) for its batch. */
+export const itemSettledSignal = defineSignal<[Signed<ItemSettled>]>('batchItemSettled');
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchControl>]>('batchControl');
 export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');

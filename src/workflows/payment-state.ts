@@ -228,6 +228,13 @@ export class PaymentState {
       this.record(now, { type: 'status_checked', outcome: 'error', message: `check ${attempt}: ${check.error}` });
       return;
     }
+    // A status answer settles only the acknowledged transaction, for the payment's amount.
+    const mismatch =
+      check.state === 'not_found' ? undefined : this.answerMismatch(check.transactionId, check.amount ?? null);
+    if (mismatch) {
+      this.record(now, { type: 'status_checked', outcome: check.state, message: `check ${attempt}: ${mismatch}` });
+      return;
+    }
     if (check.state === 'not_found') this.notFoundChecks++;
     else this.providerKnowsIt = true;
     this.resource.provider.transaction_id ??= check.transactionId;
@@ -311,14 +318,23 @@ export class PaymentState {
 
   /** Why a callback cannot be this payment's at all: another amount, or another transaction than acknowledged. */
   private mismatch(callback: ProviderCallback): string | undefined {
-    if (callback.amount !== null && toMinorUnits(callback.amount) !== toMinorUnits(this.resource.amount)) {
-      return `amount ${callback.amount} does not match the payment's ${this.resource.amount}; ignored`;
-    }
+    return this.answerMismatch(callback.transactionId, callback.amount);
+  }
+
+  /** Why a callback's or status answer's transaction and amount are not this payment's, or undefined. */
+  private answerMismatch(transactionId: string | null, amount: number | null): string | undefined {
+    const wrongAmount = this.amountMismatch(amount);
+    if (wrongAmount) return wrongAmount;
     const known = this.resource.provider.transaction_id;
-    if (known !== null && callback.transactionId !== null && callback.transactionId !== known) {
-      return `transaction ${callback.transactionId} is not the acknowledged ${known}; ignored`;
+    if (known !== null && transactionId !== null && transactionId !== known) {
+      return `transaction ${transactionId} is not the acknowledged ${known}; ignored`;
     }
     return undefined;
+  }
+
+  private amountMismatch(amount: number | null): string | undefined {
+    if (amount === null || toMinorUnits(amount) === toMinorUnits(this.resource.amount)) return undefined;
+    return `amount ${amount} does not match the payment's ${this.resource.amount}; ignored`;
   }
 
   /** What the status query is asked to confirm about a callback that would settle the payment. */

@@ -8,7 +8,9 @@ import {
   setCurrentDetails,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
+import type { ItemSettled } from '../domain/batch-model';
 import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
+import type { Signed } from '../domain/signed';
 import type { NotificationType } from '../domain/notification';
 import { isTerminal } from '../domain/payment-model';
 import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/payment-model';
@@ -31,12 +33,18 @@ import { workflowTime } from './time';
  */
 export class PaymentStatusEffects implements PaymentStatusListener {
   private readonly reports: Promise<void>[] = [];
+  private reported: string | undefined;
   private readonly notices: PaymentNotices;
   private readonly records: RecordWriter<PaymentResource>;
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    this.records = paymentRecords(input);
+    // A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch.
+    this.records = paymentRecords(input, (report) => {
+      if (!input.batchId || report.body.status === this.reported) return;
+      this.reported = report.body.status;
+      this.reports.push(reportToBatch(input.batchId, report));
+    });
     this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
     countStart(input.paymentId, input.request.type);
   }
@@ -46,14 +54,11 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     // Notices first: the record written then holds their `notification_queued` events.
     this.notices.observe(state);
     this.records.record(state.resource);
-    const { batchId, paymentId, request } = this.input;
+    const { paymentId, request } = this.input;
     const { status } = state;
     upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
     setCurrentDetails(paymentCurrentDetails(state.resource));
     countStatus(paymentId, request.type, status);
-    if (batchId && (status === 'needs_review' || isTerminal(status))) {
-      this.reports.push(reportToBatch(batchId, paymentId, status));
-    }
   }
 
   /** An event was recorded: the record follows (changes made in one step are written once). */
@@ -97,10 +102,11 @@ export class PaymentStatusEffects implements PaymentStatusListener {
    */
   async finished(state: PaymentState): Promise<void> {
     for (;;) {
-      const reports = this.reports.length;
-      await Promise.all(this.reports);
       this.records.record(state.resource);
       await this.records.drained();
+      // A batch item's report comes back signed from its record write: counted once the writes are done.
+      const reports = this.reports.length;
+      await Promise.all(this.reports);
       await condition(allHandlersFinished);
       if (this.records.idle && this.reports.length === reports) return;
     }
@@ -141,12 +147,10 @@ class PaymentNotices {
   }
 }
 
-async function reportToBatch(batchId: string, paymentId: string, status: 'needs_review' | 'succeeded' | 'failed') {
+async function reportToBatch(batchId: string, report: Signed<ItemSettled>): Promise<void> {
   try {
     // Even once the payment's workflow was asked to cancel: the batch's counts depend on this report.
-    await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(batchId).signal(itemSettledSignal, { paymentId, status }),
-    );
+    await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(batchId).signal(itemSettledSignal, report));
   } catch {
     // The batch has closed (a resolution after it completed); the payment itself remains the record.
   }

@@ -12,13 +12,13 @@ import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
 import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
 import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } from '../domain/payment-model';
-import { messageRefusal } from '../domain/signed';
+import { SeenNonces } from '../domain/signed';
 import { activityFailure } from './activity-failure';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
 import { PaymentState } from './payment-state';
 import { PaymentStatusEffects } from './payment-status-effects';
 import { workflowTime } from './time';
-import { trustedPaymentInput } from './trust';
+import { handlerRefusal, trustedPaymentInput, trustedResult } from './trust';
 import { versioned } from './versioning';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
@@ -54,6 +54,8 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   const input = trustedPaymentInput(message);
   const effects = new PaymentStatusEffects(input);
   const state = new PaymentState(input, effects);
+  // Callbacks and resolutions act once each: a copy sent again is refused by its nonce.
+  const nonces = new SeenNonces();
 
   setHandler(paymentQuery, () => state.resource);
   // Only reads: waiting on it sends nothing and settles nothing, so it needs no signature. It answers once the
@@ -63,8 +65,9 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     return await effects.recorded(state);
   });
   setHandler(callbackSignal, (callback) => {
-    const refusal = messageRefusal(callback, 'callback', input.paymentId);
+    const refusal = handlerRefusal(callback, 'callback', nonces);
     if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
+    nonces.remember(callback, workflowTime());
     state.callback(callback.body, workflowTime());
     // A late callback that contradicts the outcome is news to the merchant.
     effects.paymentChanged(state);
@@ -72,12 +75,16 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   setHandler(
     resolveUpdate,
     async (resolution) => {
-      state.resolve(resolution.body, workflowTime());
+      // Two copies can pass the validator before either is handled: only the first acts.
+      if (!nonces.refusal(resolution) && !state.resolveRefusal()) {
+        nonces.remember(resolution, workflowTime());
+        state.resolve(resolution.body, workflowTime());
+      }
       return await effects.recorded(state);
     },
     {
       validator: (resolution) => {
-        const refusal = messageRefusal(resolution, 'resolution', input.paymentId) ?? state.resolveRefusal();
+        const refusal = handlerRefusal(resolution, 'resolution', nonces) ?? state.resolveRefusal();
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotResolvable');
       },
     },
@@ -105,7 +112,11 @@ setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
 /** Sends the signed start message upstream once (the activity checks it again) and records the provider's verdict. */
 async function initiate(state: PaymentState, message: PaymentMessage, input: PaymentInput): Promise<void> {
   try {
-    const ack = await initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message]);
+    // An acknowledgement not signed for this very activity (copied from another payment, forged) is no answer: the
+    // outcome is unknown, and reconciliation asks the provider (activityFailure reads it as such).
+    const ack = await trustedResult('initiation-result', (activityId) =>
+      initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type], activityId }, [message]),
+    );
     state.initiated(ack, workflowTime());
   } catch (err) {
     // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
@@ -169,9 +180,11 @@ async function waitForOutcome(
 async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
   try {
-    const check = await checkPaymentStatus.executeWithOptions({ summary: 'confirm callback' }, [
-      { paymentId: input.paymentId, type: input.request.type, transactionId },
-    ]);
+    const check = await trustedResult('status-result', (activityId) =>
+      checkPaymentStatus.executeWithOptions({ summary: 'confirm callback', activityId }, [
+        { paymentId: input.paymentId, type: input.request.type, transactionId },
+      ]),
+    );
     state.confirmation(callback, check, workflowTime());
   } catch (err) {
     state.confirmation(callback, { error: activityFailure(err).message }, workflowTime());
@@ -183,9 +196,11 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
   let interval = input.timing.reconcileIntervalMs;
   for (let attempt = 1; !state.terminal; attempt++) {
     try {
-      const check = await checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}` }, [
-        { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
-      ]);
+      const check = await trustedResult('status-result', (activityId) =>
+        checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}`, activityId }, [
+          { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
+        ]),
+      );
       if (check === null) {
         // No status query fits this payment: only a callback can still settle it.
         await waitForOutcome(state, input, Math.max(deadline, workflowTime().getTime() + 1), 'wait for callback');

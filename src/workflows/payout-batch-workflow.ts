@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
 import type { BatchControl, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
-import { messageRefusal } from '../domain/signed';
+import { SeenNonces } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import { batchItemInput } from '../domain/payment-model';
@@ -37,7 +37,7 @@ import {
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
-import { trustedBatchInput } from './trust';
+import { UNTRUSTED_RESULT, handlerRefusal, trustedBatchInput, trustedResult } from './trust';
 import { versioned } from './versioning';
 import { Notifier } from './merchant-notifications';
 import { batchRecords } from './record-writer';
@@ -64,6 +64,8 @@ interface Page {
 export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: BatchCarry): Promise<BatchProgress> {
   const input = trustedBatchInput(message);
   const state = new BatchState(input, carry, workflowTime());
+  // Reports and controls act once each, across continue-as-new: a copy sent again is refused by its nonce.
+  const nonces = new SeenNonces(carry?.nonces);
   const records = batchRecords(input, carry?.recorded ?? 0);
   const notifier = new Notifier(input.merchantId, records);
   let toldStep = progressStep(state.progress());
@@ -80,11 +82,21 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
       notifier.emit('batch.progress', progress);
     }
   };
-  setHandler(itemSettledSignal, counted);
+  // A report counts only signed by the worker that recorded the item's outcome, for this batch, once.
+  setHandler(itemSettledSignal, (report) => {
+    const refusal = handlerRefusal(report, 'batch-item-report', nonces);
+    if (refusal) return log.warn('an item report was refused', { refusal });
+    nonces.remember(report, workflowTime());
+    counted(report.body);
+  });
   setHandler(
     batchControlUpdate,
     async (control) => {
-      state.apply(control.body);
+      // Two copies can pass the validator before either is handled: only the first acts.
+      if (!nonces.refusal(control) && !state.refusal(control.body)) {
+        nonces.remember(control, workflowTime());
+        state.apply(control.body);
+      }
       publish(state, records);
       await records.written(records.latest);
       return state.progress();
@@ -92,8 +104,7 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     {
       validator: (control) => {
         const refusal =
-          messageRefusal(control, 'batch-control', input.batchId) ??
-          state.refusal((control as Signed<BatchControl>).body);
+          handlerRefusal(control, 'batch-control', nonces) ?? state.refusal((control as Signed<BatchControl>).body);
         if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
       },
     },
@@ -107,7 +118,7 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     state.apply(TEMPORAL_CANCEL);
     publish(state, records);
   });
-  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records));
+  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records, nonces));
 }
 
 /**
@@ -122,7 +133,9 @@ async function askAfterQuietItems(
 ): Promise<void> {
   const askAfter = async (ids: string[]) => {
     try {
-      const reports = await itemOutcomes.executeWithOptions({ summary: `ask after ${ids.length} quiet items` }, [ids]);
+      const reports = await trustedResult('item-outcomes', (activityId) =>
+        itemOutcomes.executeWithOptions({ summary: `ask after ${ids.length} quiet items`, activityId }, [ids]),
+      );
       if (reports.length > 0) log.warn('items counted without their report', { items: reports });
       reports.forEach(counted);
     } catch {
@@ -150,13 +163,15 @@ async function runItems(
   state: BatchState,
   notifier: Notifier,
   records: RecordWriter<BatchProgress>,
+  nonces: SeenNonces,
 ): Promise<BatchProgress> {
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
       await condition(allHandlersFinished);
       await records.drained();
-      return await continueAsNew<typeof payoutBatchWorkflow>(message, { ...state.carry(), recorded: records.latest });
+      const carried = { ...state.carry(), recorded: records.latest, nonces: nonces.entries() };
+      return await continueAsNew<typeof payoutBatchWorkflow>(message, carried);
     }
     if (state.nextIndex < input.itemCount && state.status !== 'cancelling') {
       page = await pageHolding(input, state.nextIndex, page);
@@ -195,10 +210,28 @@ function runIsLong(input: BatchInput): boolean {
 async function pageHolding(input: BatchInput, index: number, current: Page | undefined): Promise<Page> {
   const pageIndex = Math.floor(index / input.pageSize);
   if (current?.index === pageIndex) return current;
-  const items = await loadBatchItems.executeWithOptions({ summary: `load items page ${pageIndex + 1}` }, [
-    pageId(input, pageIndex),
-  ]);
+  const items = await loadItems(pageId(input, pageIndex), `load items page ${pageIndex + 1}`);
   return { index: pageIndex, items };
+}
+
+/** How often the batch asks again for a page whose answer was not signed for it before it gives up. */
+const UNTRUSTED_PAGE_TRIES = 5;
+
+/** A page's items, as a worker read and signed them for this very activity: the batch pays nothing else. */
+async function loadItems(page: string, summary: string): Promise<BatchItem[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await trustedResult('batch-items', (activityId) =>
+        loadBatchItems.executeWithOptions({ summary, activityId }, [page]),
+      );
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure && err.type === UNTRUSTED_RESULT) || attempt >= UNTRUSTED_PAGE_TRIES) {
+        throw err;
+      }
+      log.warn('an items page answer was refused; asking again', { page, reason: err.message });
+      await sleep(1000 * attempt, { summary: 'ask again for an items page' });
+    }
+  }
 }
 
 async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
@@ -229,9 +262,7 @@ async function referencesFrom(input: BatchInput, index: number): Promise<string[
   const references: string[] = [];
   if (index >= input.itemCount) return references;
   for (let p = Math.floor(index / input.pageSize); p < input.pageIds.length; p++) {
-    const items = await loadBatchItems.executeWithOptions({ summary: `list items never started (page ${p + 1})` }, [
-      pageId(input, p),
-    ]);
+    const items = await loadItems(pageId(input, p), `list items never started (page ${p + 1})`);
     const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
     references.push(...items.slice(from).map((item) => item.body.request.reference));
     await release(pageId(input, p));

@@ -1,6 +1,7 @@
 import { CancellationScope, condition, log, proxyLocalActivities } from '@temporalio/workflow';
 import type { RecordActivities } from '../activities/record-activities';
-import type { BatchInput, BatchProgress } from '../domain/batch-model';
+import type { BatchInput, BatchProgress, ItemSettled } from '../domain/batch-model';
+import type { Signed } from '../domain/signed';
 import type { NotificationEvent } from '../domain/notification';
 import type { PaymentInput, PaymentResource } from '../domain/payment-model';
 import type { EventOutbox } from './merchant-notifications';
@@ -119,14 +120,21 @@ export class RecordWriter<T> implements EventOutbox {
   }
 }
 
-/** The record writer of a payment (a batch item's names its batch). */
-export function paymentRecords(input: PaymentInput): RecordWriter<PaymentResource> {
+/**
+ * The record writer of a payment (a batch item's names its batch). A batch item's write of an outcome or review
+ * answers its report to the batch, signed by the worker for it: `onReport` gets it.
+ */
+export function paymentRecords(
+  input: PaymentInput,
+  onReport: (report: Signed<ItemSettled>) => void = () => undefined,
+): RecordWriter<PaymentResource> {
   const { paymentId, merchantId, batchId } = input;
-  return new RecordWriter<PaymentResource>(paymentId, ({ snapshot, revision, recordedAt, events }) =>
-    recordPayment.executeWithOptions({ summary: writeSummary(revision, events) }, [
+  return new RecordWriter<PaymentResource>(paymentId, async ({ snapshot, revision, recordedAt, events }) => {
+    const report = await recordPayment.executeWithOptions({ summary: writeSummary(revision, events) }, [
       { resource: snapshot, merchantId, ...(batchId ? { batchId } : {}), revision, recordedAt, events },
-    ]),
-  );
+    ]);
+    if (report) onReport(report);
+  });
 }
 
 /** The record writer of a batch, counting on from the revisions its earlier runs wrote. */

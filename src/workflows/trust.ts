@@ -1,10 +1,11 @@
-import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { BatchInput } from '../domain/batch-model';
 import { FailureTypes, batchItemInput } from '../domain/payment-model';
 import type { BatchItemOrder, PaymentInput, PaymentMessage } from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
-import type { MessageKind, Signed } from '../domain/signed';
+import type { MessageKind, MessageTarget, ResultKind, SeenNonces, Signed } from '../domain/signed';
+import { workflowTime } from './time';
 import { SearchAttributes } from './definitions';
 
 // A start message is checked three times; the initiation activity's check is the authoritative one for money: it
@@ -32,8 +33,9 @@ function trustedStart<T>(
   refusedStatus: SearchAttributeUpdatePair,
 ): Signed<T> {
   const info = workflowInfo();
-  let refusal = messageRefusal(message, kind, info.workflowId);
   // A batch item starts whenever its batch gets to it; its batch is checked instead (see trustedPaymentInput).
+  const target = kind === 'batch-item' ? { ...here(), now: undefined } : here();
+  let refusal = messageRefusal(message, kind, target);
   if (!refusal && kind !== 'batch-item') {
     const age = info.startTime.getTime() - Date.parse((message as Signed<T>).issuedAt);
     if (!(Math.abs(age) <= START_WINDOW_MS))
@@ -71,6 +73,40 @@ export function trustedBatchInput(message: Signed<BatchInput>): BatchInput {
   if (workflowInfo().continuedFromExecutionRunId) return message.body;
   const refused = { key: SearchAttributes.batchStatus, value: 'refused' };
   return trustedStart<BatchInput>(message, 'batch', 'the batch input', refused).body;
+}
+
+/** What a message must have been signed for to act here, now: this workflow, namespace and task queue. */
+export function here(): MessageTarget {
+  const { workflowId, namespace, taskQueue } = workflowInfo();
+  return { workflowId, namespace, taskQueue, now: workflowTime() };
+}
+
+/**
+ * Why a message a handler would act on is refused: not signed for this workflow here, expired, or already received
+ * (`nonces`); undefined when it may act. The handler then remembers its nonce (`nonces.remember`).
+ */
+export function handlerRefusal(message: unknown, kind: MessageKind, nonces: SeenNonces): string | undefined {
+  return messageRefusal(message, kind, here()) ?? nonces.refusal(message as Signed<unknown>);
+}
+
+/** The ApplicationFailure type of an activity result that was not signed for the activity that awaited it. */
+export const UNTRUSTED_RESULT = 'UntrustedResult';
+
+/**
+ * Runs an activity under an id of the workflow's choosing and answers its result's body, once the result proves to be
+ * signed by a worker for this very activity (kind, workflow, run, activity id, namespace, task queue, not expired).
+ * Anything else (a result another client answered the task with: forged, or copied from another payment) fails like
+ * the activity did, with UNTRUSTED_RESULT: nothing the workflow does rests on it.
+ */
+export async function trustedResult<T>(kind: ResultKind, run: (activityId: string) => Promise<Signed<T>>): Promise<T> {
+  const activityId = `${kind}-${uuid4()}`;
+  const result = await run(activityId);
+  const refusal =
+    messageRefusal(result, kind, here()) ??
+    (result.runId !== workflowInfo().runId ? `it was signed for run ${result.runId}` : undefined) ??
+    (result.activityId !== activityId ? `it was signed for activity ${result.activityId}` : undefined);
+  if (refusal) throw ApplicationFailure.nonRetryable(`the ${kind} was refused: ${refusal}`, UNTRUSTED_RESULT);
+  return result.body;
 }
 
 /** Ends the workflow: its input did not come through the front door. Nothing was or will be sent upstream. */
