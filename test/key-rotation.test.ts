@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
@@ -44,7 +47,9 @@ describe('encryption keys rotate', () => {
 
   it('a payment started under the old key completes after the worker and server move to a new one', async () => {
     const env = { CALLBACK_TIMEOUT_MOBILE_MONEY: '1h', LATE_CALLBACK_WINDOW: '1s', CALLBACK_SECRET };
-    const before = await startStack({ env: { ...env, ENCRYPTION_KEYS: OLD } });
+    // One provider ledger across both stacks: the new one's status query must know the transaction.
+    const sandbox = { dataFile: join(mkdtempSync(join(tmpdir(), 'rotation-')), 'sandbox.json') };
+    const before = await startStack({ env: { ...env, ENCRYPTION_KEYS: OLD }, sandbox });
     stacks.push(before);
     // Scenario 33 never calls back: the payment waits while the keys change.
     const created = await before.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '33'));
@@ -55,6 +60,7 @@ describe('encryption keys rotate', () => {
 
     const afterRotation = await startStack({
       taskQueue: before.taskQueue,
+      sandbox,
       env: { ...env, ENCRYPTION_KEYS: `${NEW},${OLD}` },
     });
     stacks.push(afterRotation);
@@ -62,6 +68,8 @@ describe('encryption keys rotate', () => {
     const pending = await afterRotation.waitForStatus(id, ['pending']);
     const transactionId = pending.provider.transaction_id;
     const token = testCallbackTokens().tokenFor(id);
+    // A callback is a hint: the provider's status query says succeeded too.
+    assert.ok(afterRotation.sandbox.succeedSilently(Number(transactionId)));
     const callback = await request(`${afterRotation.baseUrl}/v1/callbacks/${encodeURIComponent(id)}/${token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -196,7 +196,9 @@ describe('merchant API', () => {
     });
     assert.equal(forged.statusCode, 404);
     await forged.body.dump();
-    const unknown = await request(`${stack.baseUrl}/v1/callbacks/payment-acme-nope/forged-token?status=1`);
+    const unknown = await request(`${stack.baseUrl}/v1/callbacks/payment-acme-nope/forged-token?status=1`, {
+      method: 'POST',
+    });
     assert.equal(unknown.statusCode, 404);
     await unknown.body.dump();
     const payment = (await stack.api('GET', `/v1/payments/${id}`)).body;
@@ -204,7 +206,7 @@ describe('merchant API', () => {
     assert.ok(!payment.events.some((e) => e.type.startsWith('callback')));
   });
 
-  it('callbacks are accepted as JSON, form and query string; garbage is a 400', async () => {
+  it('callbacks are accepted as JSON, form and query string (by POST); garbage is a 400', async () => {
     const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '33'));
     const pending = await stack.waitForStatus(created.body.id, ['pending']);
     const callbackUrl = (await stack.upstreamTransactions(pending.id))[0]?.callback_url;
@@ -223,10 +225,17 @@ describe('merchant API', () => {
     });
     assert.equal(form.statusCode, 200);
     await form.body.dump();
-    // It settles the payment only because it names the acknowledged transaction and the amount.
+    // It settles the payment only because it names the acknowledged transaction and the amount, and the provider's
+    // status query says the same (a callback is a hint).
     const transaction = pending.provider.transaction_id;
+    assert.ok(stack.sandbox.succeedSilently(Number(transaction)));
+    const viaQuery = await request(`${callbackUrl}?status=1&message=paid&amount=250&transaction_id=${transaction}`, {
+      method: 'POST',
+    });
+    assert.equal(viaQuery.statusCode, 200);
+    await viaQuery.body.dump();
     const viaGet = await request(`${callbackUrl}?status=1&message=paid&amount=250&transaction_id=${transaction}`);
-    assert.equal(viaGet.statusCode, 200);
+    assert.equal(viaGet.statusCode, 405, 'GET only with CALLBACK_ALLOW_GET');
     await viaGet.body.dump();
     const payment = await stack.waitForStatus(pending.id, ['succeeded']);
     assert.ok(payment.events.some((e) => e.type === 'callback_received' && e.outcome === 'pending'));

@@ -256,7 +256,10 @@ describe('payment activities', () => {
     assert.equal(sent.length, 0, 'nothing sent for an untrusted order');
     await initiate(activities, input);
     assert.deepEqual(sent, [{ paymentId: PAYMENT_ID, callbackUrl: callbackTokens.urlFor(PAYMENT_ID) }]);
-    assert.match(sent[0]!.callbackUrl, /^https:\/\/pay\.example\/v1\/callbacks\/payment-acme-r1\/[\w-]{43}$/);
+    assert.match(
+      sent[0]!.callbackUrl,
+      /^https:\/\/pay\.example\/v1\/callbacks\/payment-acme-r1\/[\w-]+\.\d+\.[\w-]{43}$/,
+    );
   });
 
   it('unused card data expires', async () => {

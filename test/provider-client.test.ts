@@ -508,7 +508,13 @@ void describe('status query', () => {
       .intercept({ path: '/api/transactions/501', method: 'GET' })
       .reply(capture(seen, 200, { transaction_id: 501, status: '1', message: 'Paid' }));
     const check = await client.checkStatus({ transactionId: '501', reference: null });
-    assert.deepEqual(check, { state: 'succeeded', transactionId: '501', statusCode: '1', message: 'Paid' });
+    assert.deepEqual(check, {
+      state: 'succeeded',
+      transactionId: '501',
+      statusCode: '1',
+      message: 'Paid',
+      amount: null,
+    });
     assert.equal(seen[0]?.headers.authorization, `Bearer ${TOKEN}`);
   });
 
@@ -530,6 +536,7 @@ void describe('status query', () => {
       transactionId: '501',
       statusCode: null,
       message: 'no such transaction',
+      amount: null,
     });
   });
 
@@ -541,7 +548,13 @@ void describe('status query', () => {
       .reply(capture(seen, 200, { transaction_id: '7001', status: '33' }));
     const check = await client.checkStatus({ transactionId: null, reference: 'pay/1 &x' });
     assert.equal(seen[0]?.path, '/api/transactions?reference=pay%2F1%20%26x');
-    assert.deepEqual(check, { state: 'unknown', transactionId: '7001', statusCode: '33', message: null });
+    assert.deepEqual(check, {
+      state: 'unknown',
+      transactionId: '7001',
+      statusCode: '33',
+      message: null,
+      amount: null,
+    });
   });
 
   void it('a relative template is resolved under the base URL; an empty list is not_found', async () => {

@@ -197,6 +197,16 @@ it('npm start runs everything, prints URLs and keys, restarts crashed children, 
   }[];
   const transaction = ledger.find((t) => t.callback_url.includes(waiting.body.id));
   assert.ok(transaction?.callback_url);
+  // A callback is a hint: the provider's status query must say the same before it settles.
+  const settled = await request(
+    ledgerUrl.replace(/\/transactions$/, `/transactions/${transaction.transaction_id}/succeed`),
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sandboxToken}` },
+    },
+  );
+  assert.equal(settled.statusCode, 204);
+  await settled.body.dump();
   const callback = await request(transaction.callback_url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -7,7 +7,7 @@ import { after, it } from 'node:test';
 import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { parseConfig } from '../src/config/config-loading';
-import { providerConfig, workerSchema } from '../src/config/process-settings';
+import { providerConfig, vaultKeyring, workerSchema } from '../src/config/process-settings';
 import { CALLBACK_PATH, CALLBACK_ROUTE } from '../src/crypto/callback-tokens';
 import { personalValues } from '../src/domain/personal-data';
 import { callbackSignal } from '../src/workflows/definitions';
@@ -111,7 +111,7 @@ it('one card payment settled by its callback is one trace, from the merchant req
   // eviction, so the callback's span must find the run's span again by replaying.
   const config = parseConfig(workerSchema, stack.workerEnv);
   const provider = createProviderClient(providerConfig(config));
-  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: config.ENCRYPTION_KEYS });
+  const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   const database = openDatabase(testDatabaseUrl(stack.workerEnv));
   const worker = await createPaymentWorker({
     temporal: config,

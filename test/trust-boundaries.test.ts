@@ -287,7 +287,12 @@ describe('trust boundaries', () => {
       timeoutMs: 20_000,
       what: 'the workflow closed after its late-callback window',
     });
-    const late = await request(`${callbackUrl}?status=1&amount=12.5&transaction_id=${payment.provider.transaction_id}`);
+    const late = await request(
+      `${callbackUrl}?status=1&amount=12.5&transaction_id=${payment.provider.transaction_id}`,
+      {
+        method: 'POST',
+      },
+    );
     assert.equal(late.statusCode, 410);
     assert.equal(((await late.body.json()) as { error: { code: string } }).error.code, 'callback_expired');
   });

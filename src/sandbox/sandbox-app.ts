@@ -12,7 +12,6 @@ import { redactBody, RequestLog } from './request-log';
 import { registerSandboxRoutes } from './sandbox-routes';
 import { TransactionStore } from './store';
 import { Timers } from './timers';
-import { SUCCESS_MESSAGE } from './scenarios';
 
 export interface SandboxOptions {
   /** Bearer token it accepts, on its provider API and its ledger and request log. */
@@ -137,13 +136,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   return {
     url,
     setCallbackDelay: (ms) => lifecycle.setDelay(ms),
-    succeedSilently: (transactionId) => {
-      const transaction = store.get(transactionId);
-      if (!transaction) return false;
-      Object.assign(transaction, { status: '1', message: SUCCESS_MESSAGE, updated_at: new Date().toISOString() });
-      store.save();
-      return true;
-    },
+    succeedSilently: (transactionId) => store.succeedSilently(transactionId),
     close: async () => {
       timers.close();
       store.save();

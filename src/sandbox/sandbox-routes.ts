@@ -34,5 +34,10 @@ export function registerSandboxRoutes(app: FastifyInstance, context: SandboxCont
   }
 
   app.get('/sandbox/transactions', (_request, reply) => reply.send(context.store.list()));
+  // A test's (or a developer's) way to make the provider's status query say succeeded without a callback.
+  app.post<IdParams>('/sandbox/transactions/:id/succeed', (request, reply) => {
+    const known = /^\d+$/.test(request.params.id) && context.store.succeedSilently(Number(request.params.id));
+    return known ? reply.code(204).send() : reply.code(404).send({ error: 'no such transaction' });
+  });
   app.get('/sandbox/requests', (_request, reply) => reply.send(context.requests.list()));
 }

@@ -1,3 +1,4 @@
+import { SUCCESS_MESSAGE } from './scenarios';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
@@ -81,6 +82,18 @@ export class TransactionStore {
 
   get(id: number): SandboxTransaction | undefined {
     return this.byId.get(id);
+  }
+
+  /**
+   * Marks a transaction succeeded at the provider without calling back (what a real provider whose callback was lost
+   * shows its status query); false for an unknown id.
+   */
+  succeedSilently(id: number): boolean {
+    const transaction = this.byId.get(id);
+    if (!transaction) return false;
+    Object.assign(transaction, { status: '1', message: SUCCESS_MESSAGE, updated_at: new Date().toISOString() });
+    this.save();
+    return true;
   }
 
   /** The latest transaction with this reference. */
