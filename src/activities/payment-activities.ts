@@ -51,6 +51,8 @@ export interface StatusCheckInput {
   paymentId: string;
   type: PaymentType;
   transactionId: string | null;
+  /** The transaction this payment already holds (bound when it was acknowledged): an answer about it binds nothing. */
+  heldTransactionId?: string | null;
 }
 
 /** Builds the payment activities around their dependencies, so tests hand in fakes. */
@@ -120,7 +122,11 @@ export function createPaymentActivities({
       } finally {
         clearInterval(heartbeats);
       }
-      if (check?.transactionId) await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
+      // Only a transaction the payment does not hold yet is bound, so that a settling answer about its own needs no
+      // PostgreSQL (running payments keep moving while it is down).
+      if (check?.transactionId && check.transactionId !== input.heldTransactionId) {
+        await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
+      }
       return signedResult(signingKeys, 'status-result', check);
     },
   };

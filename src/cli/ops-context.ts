@@ -110,6 +110,18 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
     return (database ??= openDatabase(url, { max: 4, applicationName: 'ops' }));
   };
   const actions = () => records('operator actions are recorded in PostgreSQL, and nothing is changed unrecorded');
+  // An operator's signed message names the task queue its workflow runs on, as Temporal says (TASK_QUEUE may differ).
+  const workflowTaskQueue = async () => {
+    const temporal = await client();
+    return async (workflowId: string) =>
+      // No such workflow: signed for TASK_QUEUE, and the call itself answers that it is not there.
+      (
+        await temporal.workflow
+          .getHandle(workflowId)
+          .describe()
+          .catch(() => undefined)
+      )?.taskQueue;
+  };
   return {
     target,
     env,
@@ -127,6 +139,7 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
         taskQueue: settings().TASK_QUEUE,
         signingKeys: settings().SIGNING_KEYS,
         actions: db,
+        taskQueueOf: await workflowTaskQueue(),
       });
     },
     async batches(use) {
@@ -135,6 +148,7 @@ export function createContext(given: NodeJS.ProcessEnv, write: (text: string) =>
         signingKeys: settings().SIGNING_KEYS,
         taskQueue: settings().TASK_QUEUE,
         ...(db ? { actions: db } : {}),
+        taskQueueOf: await workflowTaskQueue(),
       });
     },
     async notifications() {

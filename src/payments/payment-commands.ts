@@ -41,6 +41,11 @@ export interface PaymentCommandsOptions {
   creation?: PaymentCreation;
   /** Where operator actions are recorded (`operator_actions`): resolving needs it. */
   actions?: Database;
+  /**
+   * The task queue a workflow runs on, asked of Temporal (the operator CLI): an operator's resolution is signed for
+   * that, whatever TASK_QUEUE the CLI was given. Without it, `taskQueue`.
+   */
+  taskQueueOf?: (workflowId: string) => Promise<string | undefined>;
 }
 
 export interface PaymentCreation {
@@ -63,8 +68,8 @@ export class PaymentCommands {
   ) {}
 
   /** Signs a message for a payment's workflow, in this client's namespace and the payments' task queue. */
-  private sign<T>(kind: MessageKind, paymentId: string, body: T): Signed<T> {
-    const scope = { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue };
+  private sign<T>(kind: MessageKind, paymentId: string, body: T, taskQueue = this.options.taskQueue): Signed<T> {
+    const scope = { namespace: this.client.options.namespace, taskQueue };
     return signMessage(requireSigningKeys(this.options.signingKeys), kind, paymentId, body, scope);
   }
 
@@ -211,7 +216,10 @@ export class PaymentCommands {
   async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
-    const message = this.sign('resolution', paymentId, resolution);
+    const taskQueue = await temporalCall(
+      async () => (await this.options.taskQueueOf?.(paymentId)) ?? this.options.taskQueue,
+    );
+    const message = this.sign('resolution', paymentId, resolution, taskQueue);
     const payment = await executeUpdate(
       this.client,
       paymentId,

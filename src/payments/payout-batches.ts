@@ -57,6 +57,8 @@ export interface BatchesOptions {
   records?: Database;
   /** Where operator actions are recorded (`operator_actions`): an operator's control needs it. */
   actions?: Database;
+  /** The task queue a batch runs on, asked of Temporal (the operator CLI): controls are signed for that. */
+  taskQueueOf?: (workflowId: string) => Promise<string | undefined>;
 }
 
 const QUERY_TIMEOUT_MS = 5000;
@@ -68,9 +70,9 @@ export class Batches {
     private readonly options: BatchesOptions = {},
   ) {}
 
-  /** Where what it signs may act: this client's namespace and the payments' task queue. */
-  private scope(): MessageScope {
-    const taskQueue = this.options.taskQueue ?? this.options.creation?.taskQueue;
+  /** Where what it signs may act: this client's namespace and the payments' task queue (or `taskQueue`). */
+  private scope(given?: string): MessageScope {
+    const taskQueue = given ?? this.options.taskQueue ?? this.options.creation?.taskQueue;
     if (!taskQueue) throw new Error('this Batches instance was made without a task queue to sign for');
     return { namespace: this.client.options.namespace, taskQueue };
   }
@@ -203,12 +205,13 @@ export class Batches {
     const actions = this.options.actions;
     if (operator !== undefined && !actions) throw new Error('this Batches instance has no record of operator actions');
     const control: BatchControl = operator === undefined ? { action } : { action, operator };
+    const taskQueue = await temporalCall(async () => this.options.taskQueueOf?.(batchId));
     const message = signMessage(
       requireSigningKeys(this.options.signingKeys),
       'batch-control',
       batchId,
       control,
-      this.scope(),
+      this.scope(taskQueue),
     );
     const batch = await executeUpdate(
       this.client,

@@ -182,7 +182,12 @@ async function confirm(state: PaymentState, input: PaymentInput, callback: Provi
   try {
     const check = await trustedResult('status-result', (activityId) =>
       checkPaymentStatus.executeWithOptions({ summary: 'confirm callback', activityId }, [
-        { paymentId: input.paymentId, type: input.request.type, transactionId },
+        {
+          paymentId: input.paymentId,
+          type: input.request.type,
+          transactionId,
+          heldTransactionId: state.resource.provider.transaction_id,
+        },
       ]),
     );
     state.confirmation(callback, check, workflowTime());
@@ -198,7 +203,12 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
     try {
       const check = await trustedResult('status-result', (activityId) =>
         checkPaymentStatus.executeWithOptions({ summary: `status check ${attempt}`, activityId }, [
-          { paymentId: input.paymentId, type: input.request.type, transactionId: state.transactionIdToCheck },
+          {
+            paymentId: input.paymentId,
+            type: input.request.type,
+            transactionId: state.transactionIdToCheck,
+            heldTransactionId: state.resource.provider.transaction_id,
+          },
         ]),
       );
       if (check === null) {
