@@ -27,7 +27,7 @@ import type { Stack } from './support/test-stack';
 // Retry-After, a dropped connection, a 4xx, a timeout) through a proxy that injects them.
 
 const SCENARIOS: Record<string, { status: PaymentStatus; events?: string[]; failure?: string }> = {
-  '00': { status: 'succeeded', events: ['callback_received'] },
+  '00': { status: 'succeeded', events: ['callback_confirmed'] },
   '11': { status: 'failed', failure: 'provider_declined' },
   '22': { status: 'succeeded', events: ['timed_out', 'status_checked'] },
   '33': { status: 'needs_review', events: ['status_checked'] },
