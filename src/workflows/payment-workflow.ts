@@ -64,7 +64,11 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     await condition(() => state.status !== 'initiating');
     return await effects.recorded(state);
   });
+  let closed = false;
   setHandler(callbackSignal, (callback) => {
+    // Past its last record write the payment is closed: a callback arriving as it completes changes nothing, so the
+    // result and the record stay equal (the provider's next try finds the workflow closed and is told so).
+    if (closed) return;
     const refusal = handlerRefusal(callback, 'callback', nonces);
     if (refusal) return state.refusedMessage('a callback', refusal, workflowTime());
     nonces.remember(callback, workflowTime());
@@ -102,6 +106,7 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     const { lateCallbackWindowMs } = input.timing;
     if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
     await effects.finished(state);
+    closed = true;
   });
   return state.resource;
 }
