@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { NotificationEvent } from '../domain/notification';
 import type { DeliveryAttempt, DeliveryRecord, DeliveryStatus } from '../domain/notification-delivery';
 import type { Database } from './database';
+import { WhereClause } from './where-clause';
 
 // Merchants' notifications as a transactional outbox (migrations/002_notifications.sql): events are inserted in the
 // transaction that records their payment's or batch's change; relays (one per worker) take due ones, a lease at a
@@ -158,26 +159,21 @@ export async function listEvents(
   db: Database,
   filter: EventFilter,
 ): Promise<{ data: StoredEvent[]; hasMore: boolean }> {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  const add = (clause: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    values.push(value);
-    where.push(clause(`$${values.length}`));
-  };
-  add((p) => `merchant_id = ${p}`, filter.merchantId);
-  add((p) => `type = ${p}`, filter.type);
-  add((p) => `subject = ${p}`, filter.subject);
-  add((p) => `status = ANY(${p}::text[])`, filter.statuses);
-  if (filter.undelivered) where.push(`status <> 'delivered'`);
-  add((p) => `created_at >= ${p}`, filter.createdFrom);
-  add(
-    (p) => `(created_at, id) < (SELECT created_at, id FROM notification_events WHERE id = ${p})`,
-    filter.startingAfter,
-  );
+  const where = new WhereClause()
+    .add((p) => `merchant_id = ${p}`, filter.merchantId)
+    .add((p) => `type = ${p}`, filter.type)
+    .add((p) => `subject = ${p}`, filter.subject)
+    .add((p) => `status = ANY(${p}::text[])`, filter.statuses)
+    .add((p) => `created_at >= ${p}`, filter.createdFrom)
+    .add(
+      (p) => `(created_at, id) < (SELECT created_at, id FROM notification_events WHERE id = ${p})`,
+      filter.startingAfter,
+    );
+  if (filter.undelivered) where.addRaw(`status <> 'delivered'`);
+  const { values } = where;
   values.push(filter.limit + 1);
   const { rows } = await db.query<EventRow>(
-    `SELECT * FROM notification_events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    `SELECT * FROM notification_events ${where.sql}
      ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
     values,
   );

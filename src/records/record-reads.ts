@@ -4,6 +4,7 @@ import type { PaymentResource, PaymentStatus } from '../domain/payment-model';
 import { isTerminal } from '../domain/payment-model';
 import type { PaymentType } from '../domain/requests';
 import type { Database } from './database';
+import { WhereClause } from './where-clause';
 
 // What the merchant API reads: payment records, one by id or a page of them, newest first by (created_at, id).
 
@@ -85,22 +86,16 @@ export type RecordSelection = Omit<RecordFilter, 'limit' | 'startingAfter'> & { 
 
 /** The WHERE clause (empty for every record) of a selection, and its values as $1, $2… */
 export function selectionWhere(filter: RecordSelection): { where: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  const add = (clause: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    values.push(value);
-    where.push(clause(`$${values.length}`));
-  };
-  add((p) => `merchant_id = ${p}`, filter.merchantId);
-  add((p) => `status = ${p}`, filter.status);
-  add((p) => `type = ${p}`, filter.type);
-  add((p) => `reference = ${p}`, filter.reference);
-  add((p) => `batch_id = ${p}`, filter.batchId);
-  add((p) => `created_at >= ${p}`, filter.createdFrom);
-  add((p) => `created_at < ${p}`, filter.createdBefore);
-  add((p) => `(created_at, id) < (SELECT created_at, id FROM payments WHERE id = ${p})`, filter.startingAfter);
-  return { where: where.length > 0 ? `WHERE ${where.join(' AND ')}` : '', values };
+  const where = new WhereClause()
+    .add((p) => `merchant_id = ${p}`, filter.merchantId)
+    .add((p) => `status = ${p}`, filter.status)
+    .add((p) => `type = ${p}`, filter.type)
+    .add((p) => `reference = ${p}`, filter.reference)
+    .add((p) => `batch_id = ${p}`, filter.batchId)
+    .add((p) => `created_at >= ${p}`, filter.createdFrom)
+    .add((p) => `created_at < ${p}`, filter.createdBefore)
+    .add((p) => `(created_at, id) < (SELECT created_at, id FROM payments WHERE id = ${p})`, filter.startingAfter);
+  return { where: where.sql, values: where.values };
 }
 
 /** A record as lists show it; a settled payment's `closed_at` is when it settled. */
