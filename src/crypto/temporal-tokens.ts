@@ -11,16 +11,17 @@ export type TemporalTokenHolder = 'server' | 'worker' | 'operator' | 'reader' | 
 export const TOKEN_HOLDERS: readonly TemporalTokenHolder[] = ['server', 'worker', 'operator', 'reader', 'setup'];
 
 /**
- * The `permissions` claim of each holder (`<namespace>:<role>`, `temporal-system:admin`). The default authorizer
- * compares roles as numbers (worker < read < write < admin), so polling and answering tasks need `write`: a worker's
- * token carries `worker` too, for a custom authorizer to tell it from the server's (docs/security.md).
+ * The `permissions` claim of each holder (`<namespace>:<role>`, `temporal-system:admin`). The project's
+ * temporal-server lets only `worker` take and answer tasks, and otherwise asks what Temporal's default authorizer
+ * asks: a worker reads (histories, the namespace) and writes nothing else; the server and operators start, signal and
+ * update but take no task (docs/security.md).
  */
 export function permissionsOf(holder: TemporalTokenHolder, namespace: string): string[] {
   switch (holder) {
     case 'server':
       return [`${namespace}:write`];
     case 'worker':
-      return [`${namespace}:write`, `${namespace}:worker`];
+      return [`${namespace}:read`, `${namespace}:worker`];
     case 'operator':
       return [`${namespace}:read`, `${namespace}:write`];
     case 'reader':
