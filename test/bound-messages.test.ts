@@ -190,6 +190,77 @@ describe('signed and bound messages', () => {
   });
 });
 
+type ActivityTask = temporal.api.workflowservice.v1.IPollActivityTaskQueueResponse;
+
+/**
+ * A payment on a task queue whose activity tasks only an attacker (a raw client) takes, answering each with `answer`;
+ * resolves once the payment is in review, with the activity types the attacker answered.
+ */
+async function attackedPayment(
+  taskQueue: string,
+  answer: (task: ActivityTask, type: string) => Promise<void>,
+  skip: (task: ActivityTask) => boolean = () => false,
+): Promise<{ victim: PaymentResource; answered: string[]; upstream: number }> {
+  // Workflows run by a worker that takes no activity task: the attacker takes them.
+  const stack = await startStack({ withoutWorker: true, taskQueue });
+  const database = openDatabase(testDatabaseUrl());
+  const signingKeys = parseKeyring(TEST_SIGNING_KEYS);
+  const worker = await Worker.create({
+    connection: await NativeConnection.connect({ address: testEnvironment().address }),
+    namespace: NAMESPACE,
+    taskQueue,
+    workflowBundle: { codePath: testEnvironment().bundlePath },
+    dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS), { verifySignatures: signingKeys }),
+    activities: createRecordActivities(database, signingKeys),
+    enableNonLocalActivities: false,
+  });
+  const running = worker.run();
+  let stop = false;
+  const answered: string[] = [];
+  try {
+    const creating = stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '00'));
+    void (async () => {
+      while (!stop) {
+        // A long poll, as a worker's (the frontend wants a deadline on it).
+        const task = await connection.withDeadline(Date.now() + 70_000, () =>
+          connection.workflowService.pollActivityTaskQueue({
+            namespace: NAMESPACE,
+            taskQueue: { name: taskQueue },
+            identity: 'attacker',
+          }),
+        );
+        if (!task.taskToken?.length || skip(task)) continue;
+        const type = task.activityType?.name ?? '';
+        answered.push(type);
+        await answer(task, type);
+      }
+      // The attacker's last long poll ends with the connection.
+    })().catch((err: unknown) => answered.push(`error: ${String(err)}`));
+    const victimId = (await creating).body.id;
+    const victim = await eventually(
+      async () => {
+        const found = await paymentOf(stack, victimId);
+        const types = (await history(victimId)).map((e) => e.eventType).join();
+        assert.equal(found.status, 'needs_review', `${types} answered ${answered.join()}`);
+        return found;
+      },
+      { timeoutMs: 30_000, intervalMs: 300, what: 'the victim in review' },
+    );
+    stop = true;
+    return { victim, answered, upstream: (await stack.upstreamTransactions(victimId)).length };
+  } finally {
+    stop = true;
+    worker.shutdown();
+    await running;
+    await database.end();
+    await stack.close();
+  }
+}
+
+/** A status answer that would settle anything, unsigned (encrypted with the real key). */
+const forgedStatus = () =>
+  encrypted({ state: 'succeeded', transactionId: 'anything', statusCode: '1', message: 'paid', amount: 12.5 });
+
 describe('activity results bound to their activity', () => {
   it("another payment's genuine acknowledgement, or a forged status answer, given by a raw client settles nothing", async () => {
     // The donor: a genuine payment, its genuine (signed, encrypted) acknowledgement in its history.
@@ -210,81 +281,58 @@ describe('activity results bound to their activity', () => {
     } finally {
       await first.close();
     }
+    const status = await forgedStatus();
+    const { victim, answered, upstream } = await attackedPayment(
+      first.taskQueue,
+      async (task, type) => {
+        await connection.workflowService.respondActivityTaskCompleted({
+          namespace: NAMESPACE,
+          taskToken: task.taskToken,
+          identity: 'attacker',
+          result: type === 'initiatePayment' ? donorAck : status,
+        });
+      },
+      (task) => task.workflowExecution?.workflowId === donorId,
+    );
+    assert.ok(answered.includes('initiatePayment') && answered.includes('checkPaymentStatus'), answered.join());
+    assert.equal(victim.provider.transaction_id, null, "the donor's transaction was not taken");
+    const unknown = victim.events.find((e) => e.type === 'initiation_unknown');
+    assert.match(unknown?.message ?? '', new RegExp(`initiation-result was refused: it was signed for ${donorId}`));
+    const checks = victim.events.filter((e) => e.type === 'status_checked').map((e) => e.message ?? '');
+    assert.ok(checks.length > 0 && checks.every((m) => /not signed by a worker/.test(m)), checks.join(' | '));
+    assert.ok(!victim.events.some((e) => e.type === 'succeeded'), 'never succeeded');
+    assert.equal(upstream, 0, 'nothing reached the provider');
+  });
 
-    // The same task queue now has workflows run by a worker that takes no activity task: the attacker takes them.
-    const stack = await startStack({ withoutWorker: true, taskQueue: first.taskQueue });
-    const database = openDatabase(testDatabaseUrl());
-    const signingKeys = parseKeyring(TEST_SIGNING_KEYS);
-    const worker = await Worker.create({
-      connection: await NativeConnection.connect({ address: testEnvironment().address }),
-      namespace: NAMESPACE,
-      taskQueue: first.taskQueue,
-      workflowBundle: { codePath: testEnvironment().bundlePath },
-      dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS), { verifySignatures: signingKeys }),
-      activities: createRecordActivities(database, signingKeys),
-      enableNonLocalActivities: false,
-    });
-    const running = worker.run();
-    let stop = false;
-    const answered: string[] = [];
-    const forgedStatus = await encrypted({
-      state: 'succeeded',
-      transactionId: 'anything',
-      statusCode: '1',
-      message: 'paid',
-      amount: 12.5,
-    });
-    try {
-      const victimRequest = paymentRequest('mobile_money_debit', '00');
-      const creating = stack.api('POST', '/v1/payments', victimRequest);
-      const attacker = (async () => {
-        while (!stop) {
-          // A long poll, as a worker's (the frontend wants a deadline on it).
-          const task = await connection.withDeadline(Date.now() + 70_000, () =>
-            connection.workflowService.pollActivityTaskQueue({
+  it('a forged "rejected" or "not sent" failure of the initiation fails no payment: its outcome stays unknown', async () => {
+    const status = await forgedStatus();
+    for (const type of ['ProviderRejected', 'ProviderNotSent']) {
+      const details = await encrypted({ code: 'insufficient_funds', message: 'declined' });
+      const { victim, answered, upstream } = await attackedPayment(
+        `forged-verdict-${type}-${Date.now()}`,
+        async (task, activity) => {
+          if (activity !== 'initiatePayment') {
+            await connection.workflowService.respondActivityTaskCompleted({
               namespace: NAMESPACE,
-              taskQueue: { name: first.taskQueue },
+              taskToken: task.taskToken,
               identity: 'attacker',
-            }),
-          );
-          if (!task.taskToken?.length || task.workflowExecution?.workflowId === donorId) continue;
-          const type = task.activityType?.name ?? '';
-          answered.push(type);
-          await connection.workflowService.respondActivityTaskCompleted({
+              result: status,
+            });
+            return;
+          }
+          await connection.workflowService.respondActivityTaskFailed({
             namespace: NAMESPACE,
             taskToken: task.taskToken,
             identity: 'attacker',
-            result: type === 'initiatePayment' ? donorAck : forgedStatus,
+            failure: { message: 'declined', applicationFailureInfo: { type, nonRetryable: true, details } },
           });
-        }
-      })().catch((err: unknown) => answered.push(`error: ${String(err)}`));
-      const victimId = (await creating).body.id;
-      const victim = await eventually(
-        async () => {
-          const found = await paymentOf(stack, victimId);
-          const types = (await history(victimId)).map((e) => e.eventType).join();
-          assert.equal(found.status, 'needs_review', `${types} answered ${answered.join()}`);
-          return found;
         },
-        { timeoutMs: 30_000, intervalMs: 300, what: 'the victim in review' },
       );
-      stop = true;
-      assert.ok(answered.includes('initiatePayment') && answered.includes('checkPaymentStatus'), answered.join());
-      assert.equal(victim.provider.transaction_id, null, "the donor's transaction was not taken");
+      assert.ok(answered.includes('initiatePayment'), answered.join());
+      assert.ok(!victim.events.some((e) => e.type === 'failed'), `${type}: never failed`);
       const unknown = victim.events.find((e) => e.type === 'initiation_unknown');
-      assert.match(unknown?.message ?? '', new RegExp(`initiation-result was refused: it was signed for ${donorId}`));
-      const checks = victim.events.filter((e) => e.type === 'status_checked').map((e) => e.message ?? '');
-      assert.ok(checks.length > 0 && checks.every((m) => /not signed by a worker/.test(m)), checks.join(' | '));
-      assert.ok(!victim.events.some((e) => e.type === 'succeeded'), 'never succeeded');
-      assert.equal((await stack.upstreamTransactions(victimId)).length, 0, 'nothing reached the provider');
-      // The attacker's last long poll ends with the connection.
-      void attacker;
-    } finally {
-      stop = true;
-      worker.shutdown();
-      await running;
-      await database.end();
-      await stack.close();
+      assert.match(unknown?.message ?? '', /verdict was refused/, type);
+      assert.equal(upstream, 0, 'nothing reached the provider');
     }
   });
 });

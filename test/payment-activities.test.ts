@@ -7,10 +7,10 @@ import { createPaymentActivities } from '../src/activities/payment-activities';
 import type { PaymentActivities } from '../src/activities/payment-activities';
 import { testCallbackTokens } from './support/test-stack';
 import { parseKeyring } from '../src/crypto/keyring';
-import { signMessage } from '../src/crypto/signing';
+import { signMessage, signatureProblem } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
 import { FailureTypes } from '../src/domain/payment-model';
-import type { PaymentMessage, ProviderAck, StatusCheck } from '../src/domain/payment-model';
+import type { InitiationVerdict, PaymentMessage, ProviderAck, StatusCheck } from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
 import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
@@ -95,6 +95,14 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
   assert.fail('expected an ApplicationFailure');
 }
 
+/** The verdict a failed initiation carries, signed for the activity that failed (kind, run, activity id). */
+function verdictOf(failure: ApplicationFailure): InitiationVerdict {
+  const signed = failure.details?.[0] as Signed<InitiationVerdict>;
+  assert.equal(signed.kind, 'initiation-verdict');
+  assert.equal(signatureProblem(signingKeys, signed), undefined, 'signed with SIGNING_KEYS');
+  return signed.body;
+}
+
 describe('payment activities', () => {
   it('turn each verdict into one non-retryable ApplicationFailure type', async () => {
     const cases = [
@@ -111,7 +119,7 @@ describe('payment activities', () => {
       assert.equal(failure.type, type);
       assert.equal(failure.nonRetryable, true);
       if (verdict === 'rejected') {
-        assert.deepEqual(failure.details?.[0], { code: 'http_400', message: 'Account closed' });
+        assert.deepEqual(verdictOf(failure), { verdict, failure: { code: 'http_400', message: 'Account closed' } });
       }
     }
   });
@@ -210,7 +218,7 @@ describe('payment activities', () => {
     await cardVault.take(expired.card.token);
     const gone = await failureOf(initiate(activities, order(expired, 'payment-acme-c2'), 'payment-acme-c2'));
     assert.equal(gone.type, FailureTypes.rejected);
-    assert.deepEqual(gone.details?.[0], {
+    assert.deepEqual(verdictOf(gone).failure, {
       code: 'card_data_unavailable',
       message: 'the card data expired or was already used before initiation; nothing was sent to the provider',
     });
@@ -251,7 +259,7 @@ describe('payment activities', () => {
       assert.equal(failure.type, FailureTypes.untrusted);
       assert.equal(failure.nonRetryable, true);
       assert.match(failure.message, reason);
-      assert.equal((failure.details?.[0] as { code: string }).code, 'untrusted_input');
+      assert.equal(verdictOf(failure).failure?.code, 'untrusted_input');
     }
     assert.equal(sent.length, 0, 'nothing sent for an untrusted order');
     await initiate(activities, input);

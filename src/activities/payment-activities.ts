@@ -6,6 +6,7 @@ import { signatureProblem } from '../crypto/signing';
 import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment-model';
 import type {
   Failure,
+  InitiationVerdict,
   PaymentMessage,
   ProviderAck,
   ProviderVerdict,
@@ -64,6 +65,43 @@ export function createPaymentActivities({
   callbackTokens,
   vaultWaitMs = VAULT_WAIT_MS,
 }: PaymentActivityDeps) {
+  /** The initiation itself: a verdict it throws is signed by initiatePayment. */
+  async function initiate(order: PaymentMessage): Promise<Signed<ProviderAck>> {
+    const { paymentId, request: stored } = trustedOrder(order, signingKeys);
+    // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
+    const context = Context.current();
+    const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    let ack: ProviderAck;
+    try {
+      const giveUpAt = Date.now() + vaultWaitMs;
+      // Always there: trustedOrder refused any message outside its own workflow.
+      const runId = context.info.workflowExecution?.runId ?? '';
+      await claimTheInitiation(() => claimInitiation(database, paymentId, runId), giveUpAt);
+      const vault = patientVault(cardVault, giveUpAt);
+      const request = await attachCard(stored, vault).catch(() => {
+        throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
+      });
+      if (!request) {
+        throw cardDataUnavailable(
+          'the card data expired or was already used before initiation; nothing was sent to the provider',
+        );
+      }
+      ack = await provider
+        .initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) })
+        .catch((err: unknown) => {
+          throw initiationFailure(err);
+        });
+    } finally {
+      clearInterval(heartbeats);
+    }
+    // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
+    if (providerState(ack.statusCode) === 'failed') {
+      throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
+    }
+    if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
+    return signedResult(signingKeys, 'initiation-result', ack);
+  }
+
   return {
     /**
      * Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal).
@@ -71,39 +109,11 @@ export function createPaymentActivities({
      * vault here, for good: the CVV is never kept past this first use.
      */
     async initiatePayment(order: PaymentMessage): Promise<Signed<ProviderAck>> {
-      const { paymentId, request: stored } = trustedOrder(order, signingKeys);
-      // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
-      const context = Context.current();
-      const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
-      let ack: ProviderAck;
       try {
-        const giveUpAt = Date.now() + vaultWaitMs;
-        // Always there: trustedOrder refused any message outside its own workflow.
-        const runId = context.info.workflowExecution?.runId ?? '';
-        await claimTheInitiation(() => claimInitiation(database, paymentId, runId), giveUpAt);
-        const vault = patientVault(cardVault, giveUpAt);
-        const request = await attachCard(stored, vault).catch(() => {
-          throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
-        });
-        if (!request) {
-          throw cardDataUnavailable(
-            'the card data expired or was already used before initiation; nothing was sent to the provider',
-          );
-        }
-        ack = await provider
-          .initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) })
-          .catch((err: unknown) => {
-            throw initiationFailure(err);
-          });
-      } finally {
-        clearInterval(heartbeats);
+        return await initiate(order);
+      } catch (err) {
+        throw signedVerdict(signingKeys, err);
       }
-      // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
-      if (providerState(ack.statusCode) === 'failed') {
-        throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
-      }
-      if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
-      return signedResult(signingKeys, 'initiation-result', ack);
     },
 
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
@@ -238,6 +248,30 @@ function initiationFailure(err: unknown): ApplicationFailure {
     message: err.providerMessage ?? err.message,
   };
   return verdictFailure(err.verdict, failure, err.message);
+}
+
+/** Verdicts a workflow acts on without asking the provider: each ends the payment `failed`. */
+const SETTLING_VERDICTS = new Map<string, InitiationVerdict['verdict']>([
+  [FailureTypes.rejected, 'rejected'],
+  [FailureTypes.not_sent, 'not_sent'],
+  [FailureTypes.untrusted, 'untrusted'],
+]);
+
+/**
+ * The initiation's failure with its verdict signed for this very activity (details: a Signed<InitiationVerdict>), so
+ * that a forged `rejected` or `not_sent` answer to the task fails no payment; other failures pass as they are (the
+ * workflow reads them as an unknown outcome, which only the provider's answer settles).
+ */
+function signedVerdict(keys: Keyring, err: unknown): unknown {
+  const verdict = err instanceof ApplicationFailure && err.type ? SETTLING_VERDICTS.get(err.type) : undefined;
+  if (!verdict || !(err instanceof ApplicationFailure)) return err;
+  const failure = (err.details?.[0] as Failure | undefined) ?? null;
+  return ApplicationFailure.create({
+    type: err.type ?? undefined,
+    message: err.message,
+    nonRetryable: true,
+    details: [signedResult(keys, 'initiation-verdict', { verdict, failure })],
+  });
 }
 
 /**

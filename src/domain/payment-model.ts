@@ -149,6 +149,12 @@ export const PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS = 10_000;
  */
 export type ProviderVerdict = 'rejected' | 'unknown' | 'not_sent';
 
+/** A failed initiation's verdict as the worker signs it (kind `initiation-verdict`): a workflow fails a payment on it. */
+export interface InitiationVerdict {
+  verdict: Exclude<ProviderVerdict, 'unknown'> | 'untrusted';
+  failure: Failure | null;
+}
+
 /** The ApplicationFailure type that carries each verdict, and a refused start message, across the activity boundary. */
 export const FailureTypes = {
   rejected: 'ProviderRejected',

@@ -8,10 +8,11 @@ export type MessageKind =
   'payment' | 'batch' | 'batch-item' | 'callback' | 'resolution' | 'batch-control' | ResultKind | 'batch-item-report';
 
 /** The kinds of activity results a workflow acts on: each is signed by the worker for one activity of one run. */
-export type ResultKind = 'initiation-result' | 'status-result' | 'batch-items' | 'item-outcomes';
+export type ResultKind = 'initiation-result' | 'initiation-verdict' | 'status-result' | 'batch-items' | 'item-outcomes';
 
 const WORKER_KINDS = new Set<MessageKind>([
   'initiation-result',
+  'initiation-verdict',
   'status-result',
   'batch-items',
   'item-outcomes',

@@ -1,6 +1,8 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 import { FailureTypes } from '../domain/payment-model';
-import type { Failure, ProviderVerdict } from '../domain/payment-model';
+import type { Failure, InitiationVerdict, ProviderVerdict } from '../domain/payment-model';
+import type { Signed } from '../domain/signed';
+import { resultRefusal } from './trust';
 
 /** What an activity's failure says, unwrapped from Temporal's ActivityFailure. */
 export interface ActivityFailureReport {
@@ -25,4 +27,23 @@ export function activityFailure(err: unknown, fallback = 'failed'): ActivityFail
     failure: application?.details?.[0] as Failure | undefined,
     message: cause instanceof Error ? cause.message : fallback,
   };
+}
+
+/**
+ * What a failed initiation says, its verdict believed only when the worker signed it for this very activity
+ * (`activityId`): a forged or copied `rejected` or `not_sent` fails no payment, it is an unknown outcome, which only
+ * the provider's own answer settles.
+ */
+export function initiationFailure(err: unknown, activityId: string): ActivityFailureReport {
+  const report = activityFailure(err, 'unknown');
+  if (report.verdict === undefined || report.verdict === 'unknown') return report;
+  const signed = report.failure as unknown as Signed<InitiationVerdict> | undefined;
+  const refusal =
+    resultRefusal(signed, 'initiation-verdict', activityId) ??
+    (signed?.body.verdict === report.verdict ? undefined : `it says ${String(signed?.body.verdict)}`);
+  if (refusal) {
+    log.warn("an initiation's verdict was refused", { refusal });
+    return { verdict: 'unknown', failure: undefined, message: `its verdict was refused (${refusal}); outcome unknown` };
+  }
+  return { verdict: report.verdict, failure: signed?.body.failure ?? undefined, message: report.message };
 }

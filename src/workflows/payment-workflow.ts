@@ -13,12 +13,12 @@ import { formatDuration } from '../domain/duration';
 import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
 import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } from '../domain/payment-model';
 import { SeenNonces } from '../domain/signed';
-import { activityFailure } from './activity-failure';
+import { activityFailure, initiationFailure } from './activity-failure';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
 import { PaymentState } from './payment-state';
 import { PaymentStatusEffects } from './payment-status-effects';
 import { workflowTime } from './time';
-import { handlerRefusal, trustedPaymentInput, trustedResult } from './trust';
+import { handlerRefusal, newActivityId, trustedPaymentInput, trustedResult } from './trust';
 import { versioned } from './versioning';
 
 // Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
@@ -116,17 +116,24 @@ setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
 
 /** Sends the signed start message upstream once (the activity checks it again) and records the provider's verdict. */
 async function initiate(state: PaymentState, message: PaymentMessage, input: PaymentInput): Promise<void> {
+  // A failure's verdict is bound to this activity id too (initiationFailure).
+  const activityId = newActivityId('initiation-result');
   try {
     // An acknowledgement not signed for this very activity (copied from another payment, forged) is no answer: the
     // outcome is unknown, and reconciliation asks the provider (activityFailure reads it as such).
-    const ack = await trustedResult('initiation-result', (activityId) =>
-      initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type], activityId }, [message]),
+    const ack = await trustedResult(
+      'initiation-result',
+      (id) =>
+        initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type], activityId: id }, [
+          message,
+        ]),
+      activityId,
     );
     state.initiated(ack, workflowTime());
   } catch (err) {
     // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
     if (isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
-    const { verdict, failure, message: reason } = activityFailure(err, 'unknown');
+    const { verdict, failure, message: reason } = initiationFailure(err, activityId);
     if ((verdict === 'rejected' || verdict === 'untrusted') && failure)
       state.initiationRejected(failure, workflowTime());
     else if (verdict === 'not_sent') state.initiationNotSent(reason, workflowTime());

@@ -98,15 +98,33 @@ export const UNTRUSTED_RESULT = 'UntrustedResult';
  * Anything else (a result another client answered the task with: forged, or copied from another payment) fails like
  * the activity did, with UNTRUSTED_RESULT: nothing the workflow does rests on it.
  */
-export async function trustedResult<T>(kind: ResultKind, run: (activityId: string) => Promise<Signed<T>>): Promise<T> {
-  const activityId = `${kind}-${uuid4()}`;
+export async function trustedResult<T>(
+  kind: ResultKind,
+  run: (activityId: string) => Promise<Signed<T>>,
+  activityId = newActivityId(kind),
+): Promise<T> {
   const result = await run(activityId);
-  const refusal =
-    messageRefusal(result, kind, here()) ??
-    (result.runId !== workflowInfo().runId ? `it was signed for run ${result.runId}` : undefined) ??
-    (result.activityId !== activityId ? `it was signed for activity ${result.activityId}` : undefined);
+  const refusal = resultRefusal(result, kind, activityId);
   if (refusal) throw ApplicationFailure.nonRetryable(`the ${kind} was refused: ${refusal}`, UNTRUSTED_RESULT);
   return result.body;
+}
+
+/** An activity id of the workflow's choosing, for trustedResult and trustedVerdict to bind its answer to. */
+export function newActivityId(kind: ResultKind): string {
+  return `${kind}-${uuid4()}`;
+}
+
+/** Why a worker's signed result is no answer to this run's activity `activityId`; undefined when it is. */
+export function resultRefusal(result: unknown, kind: ResultKind, activityId: string): string | undefined {
+  return (
+    messageRefusal(result, kind, here()) ??
+    ((result as Signed<unknown>).runId !== workflowInfo().runId
+      ? `it was signed for run ${(result as Signed<unknown>).runId}`
+      : undefined) ??
+    ((result as Signed<unknown>).activityId !== activityId
+      ? `it was signed for activity ${(result as Signed<unknown>).activityId}`
+      : undefined)
+  );
 }
 
 /** Ends the workflow: its input did not come through the front door. Nothing was or will be sent upstream. */
