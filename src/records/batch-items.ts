@@ -8,11 +8,11 @@ import type { Database } from './database';
  * Rows per INSERT: each statement stays well inside the server's query time-out (its pool's `queryTimeoutMs`) and
  * the parameter arrays stay small, whatever the batch size.
  */
-const ROWS_PER_INSERT = 2_000;
+const ROWS_PER_INSERT = 1_000;
 
 /**
  * Inserts a batch's items in upload order (position 0 first), in the caller's transaction: a multi-row INSERT per
- * slice, its columns passed as arrays (`unnest`), so 100,000 items take 50 statements, not 100,000.
+ * slice, its columns passed as arrays (`unnest`), so 100,000 items take 100 statements, not 100,000.
  */
 export async function insertBatchItems(
   client: PoolClient,
