@@ -112,7 +112,12 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     tokens,
     callbackAllowGet: config.CALLBACK_ALLOW_GET,
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
-    rules: { voucherChannels: config.VOUCHER_CHANNELS, now: () => new Date(), maxAmount: config.MERCHANT_MAX_AMOUNTS },
+    rules: {
+      voucherChannels: config.VOUCHER_CHANNELS,
+      now: () => new Date(),
+      maxAmount: config.MERCHANT_MAX_AMOUNTS,
+      batchUploadLimitBytes: config.BATCH_UPLOAD_LIMIT_BYTES,
+    },
     logger: logStream && typeof logger === 'object' ? { ...logger, stream: logStream } : logger,
     metrics,
     readiness,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { ItemSettled } from '../src/domain/batch-model';
+import { signatureProblem } from '../src/crypto/signing';
+import type { BatchItem, ItemSettled } from '../src/domain/batch-model';
 import type { Signed } from '../src/domain/signed';
 import { createBatchActivities } from '../src/activities/batch-activities';
 import type { ItemWorkflow } from '../src/activities/batch-activities';
@@ -55,5 +56,30 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
     const ids = Array.from({ length: 45 }, (_, i) => (i % 2 ? 'waiting' : 'reported'));
     assert.equal((await activities.itemOutcomes(ids)).length, 23);
     assert.equal(described.length, 45);
+  });
+});
+
+describe('loadBatchItems: a page of a batch’s items from the records', () => {
+  it('reads the batch’s items from a position on and answers them signed for the activity', async () => {
+    const asked: [string, number, number][] = [];
+    const stored = [{ body: { paymentId: 'payment-acme-b~1' } }, { body: { paymentId: 'payment-acme-b~2' } }];
+    const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
+    const batchActivities = createBatchActivities({
+      signingKeys,
+      readItems: (batchId, fromPosition, limit) => {
+        asked.push([batchId, fromPosition, limit]);
+        return Promise.resolve(stored as unknown as BatchItem[]);
+      },
+      describeItem: () => Promise.reject(new Error('not used')),
+    });
+    const answer = await new MockActivityEnvironment().run<
+      [string, number, number],
+      Signed<BatchItem[]>,
+      (batchId: string, from: number, limit: number) => Promise<Signed<BatchItem[]>>
+    >((batchId, from, limit) => batchActivities.loadBatchItems(batchId, from, limit), 'batch-acme-b', 500, 500);
+    assert.deepEqual(asked, [['batch-acme-b', 500, 500]]);
+    assert.equal(answer.kind, 'batch-items');
+    assert.deepEqual(answer.body, stored);
+    assert.equal(signatureProblem(signingKeys, answer), undefined, 'signed with SIGNING_KEYS');
   });
 });

@@ -10,7 +10,6 @@ const input: BatchInput = {
   createdAt: '2026-01-01T00:00:00.000Z',
   itemCount: 5,
   totalMinor: 50_000,
-  pageIds: ['p1'],
   pageSize: 500,
   concurrency: 2,
   timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },

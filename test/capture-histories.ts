@@ -15,7 +15,6 @@ import { request } from 'undici';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { createLogger } from '../src/logging';
 import { parseKeyring } from '../src/crypto/keyring';
-import type { BatchInput } from '../src/domain/batch-model';
 import type { PaymentStatus } from '../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import type { PaymentType } from '../src/domain/requests';
@@ -27,7 +26,6 @@ import { startRedisServer } from '../src/local/redis-server';
 import { startScratchDatabase } from '../src/local/postgres';
 import { PAYMENT_WORKFLOW, batchItemPaymentId, batchWorkflowId, paymentWorkflowId } from '../src/domain/ids';
 import { signMessage } from '../src/crypto/signing';
-import type { Signed } from '../src/domain/signed';
 import { callbackSignal } from '../src/workflows/definitions';
 import { freePort } from '../src/local/free-port';
 import { idleHistory } from '../scripts/bench/history';
@@ -84,8 +82,6 @@ interface Capture {
   workflowId: string;
   /** Closed at capture (awaited); otherwise recorded while it waits. */
   finished: boolean;
-  /** A payout batch: its item pages are captured too. */
-  batch?: boolean;
 }
 
 /** The label in every workflow id of this capture: the commit of the workflow code, `-dirty` when src/ has changes. */
@@ -154,15 +150,8 @@ async function main(): Promise<void> {
       ])
     ).flat();
     const client = new Client({ connection, dataConverter: createDataConverter(parseKeyring(TEST_ENCRYPTION_KEYS)) });
-    const pages = await Promise.all(
-      captures
-        .filter((capture) => capture.batch)
-        .map(async ({ workflowId, finished }) =>
-          (await pagesOf(client, workflowId)).map((id) => ({ workflowId: id, finished })),
-        ),
-    );
     const files: string[] = [];
-    for (const capture of [...captures, ...pages.flat()]) files.push(...(await save(client, capture)));
+    for (const capture of captures) files.push(...(await save(client, capture)));
     const payroll = files.filter((file) => file.startsWith(`${batchWorkflowId(MERCHANT, `${tag}.payroll`)}@`));
     if (payroll.length < 2) throw new Error('the payroll batch did not continue as new: raise PAYROLL_ITEMS');
     const bytes = files.reduce((sum, file) => sum + statSync(join(HISTORIES, file)).size, 0);
@@ -235,7 +224,7 @@ async function payrollBatch(stack: Stack, tag: string): Promise<Capture[]> {
   // The first item of each scenario, each a child of the batch that reports to it.
   const firsts = [...new Set(scenarios)].map((digits) => itemId(reference, scenarios.indexOf(digits)));
   return [
-    { workflowId: batchId, finished: true, batch: true },
+    { workflowId: batchId, finished: true },
     ...firsts.filter((id) => id !== reviewed).map((workflowId) => ({ workflowId, finished: true })),
     { workflowId: reviewed, finished: true },
   ];
@@ -250,7 +239,7 @@ async function cancelledBatch(stack: Stack, tag: string): Promise<Capture[]> {
   const done = await waitForBatch(stack, batchId, (b) => b.status === 'cancelled', SETTLE_MS);
   if (!done.not_started?.length) throw new Error(`${batchId} started every item before the cancel`);
   return [
-    { workflowId: batchId, finished: true, batch: true },
+    { workflowId: batchId, finished: true },
     { workflowId: itemId(reference, 0), finished: true },
   ];
 }
@@ -277,7 +266,7 @@ async function runningBatch(long: Stack, tag: string): Promise<Capture[]> {
   await long.waitForStatus(itemId(reference, 0), ['pending'], SETTLE_MS);
   await long.waitForStatus(itemId(reference, 1), ['pending'], SETTLE_MS);
   return [
-    { workflowId: batchId, finished: false, batch: true },
+    { workflowId: batchId, finished: false },
     { workflowId: itemId(reference, 0), finished: false },
   ];
 }
@@ -385,17 +374,6 @@ async function waitForEvents(stack: Stack, id: string, types: string[]): Promise
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`payment ${id} recorded no ${types.join(', ')} in time`);
-}
-
-/** The item page workflows of a batch, named in its first run's input. */
-async function pagesOf(client: Client, batchId: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(batchId).fetchHistory();
-  const firstRunId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId ?? undefined;
-  const first = firstRunId ? await client.workflow.getHandle(batchId, firstRunId).fetchHistory() : history;
-  const payloads = first.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-  const [payload] = await new EncryptionCodec(parseKeyring(TEST_ENCRYPTION_KEYS)).decode(payloads);
-  if (!payload) throw new Error(`${batchId} started without input`);
-  return defaultPayloadConverter.fromPayload<Signed<BatchInput>>(payload).body.pageIds;
 }
 
 interface Transaction {

@@ -22,7 +22,12 @@ import { MERCHANT_KEY, OPERATOR_KEY } from './support/test-stack';
 // document in the API tests (test/support/test-stack.ts, hostile-input.test.ts) and the client's (client.test.ts).
 
 type Json = Record<string, unknown>;
-const rules = { voucherChannels: [7], now: () => new Date(), maxAmount: () => DEFAULT_MAX_AMOUNT };
+const rules = {
+  voucherChannels: [7],
+  now: () => new Date(),
+  maxAmount: () => DEFAULT_MAX_AMOUNT,
+  batchUploadLimitBytes: 64 * 1024 * 1024,
+};
 const paths = apiDocument.paths as Record<string, Record<string, Json>>;
 
 /** Readiness: not ready. Payments: Temporal unreachable. Everything else is never reached by these requests. */

@@ -140,7 +140,7 @@ describe('recorded workflow histories replay on the current workflow code', () =
 
   it('current: every workflow type, a batch that continued as new and workflows still running', () => {
     const types = new Set(recorded.map((r) => r.workflowType));
-    assert.deepEqual([...types].sort(), ['batchItemsWorkflow', 'paymentWorkflow', 'payoutBatchWorkflow']);
+    assert.deepEqual([...types].sort(), ['paymentWorkflow', 'payoutBatchWorkflow']);
     assert.ok(
       recorded.some((r) => events(r).some((e) => e.workflowExecutionContinuedAsNewEventAttributes)),
       'no continued-as-new run',

@@ -228,7 +228,6 @@ describe('state machines, model-based', () => {
       createdAt: new Date(0).toISOString(),
       itemCount: ITEMS,
       totalMinor: amounts.reduce((a, b) => a + b, 0),
-      pageIds: ['page-1'],
       pageSize: ITEMS,
       concurrency: 3,
       maxRunEvents: 10_000,

@@ -18,9 +18,26 @@ function debit(digits: string) {
   };
 }
 
+/** A single bank credit like a batch's items (account number ending `00`: succeeds by callback). */
+function credit() {
+  serial += 1;
+  return {
+    type: 'bank_credit',
+    reference: `bench-${runId}-${serial}`,
+    amount: 12.5,
+    customer_name: 'Kofi Boateng',
+    bank_code: 'GH030100',
+    account_number: '123456789000',
+  };
+}
+
 /** POSTs a payment and checks it was created; the payment's id. */
-export async function createPayment(stack: BenchStack, digits: string): Promise<PaymentResource> {
-  const created = await stack.api<PaymentResource>('POST', '/v1/payments', debit(digits));
+export async function createPayment(
+  stack: BenchStack,
+  digits: string,
+  body: object = debit(digits),
+): Promise<PaymentResource> {
+  const created = await stack.api<PaymentResource>('POST', '/v1/payments', body);
   if (created.status !== 201)
     throw new Error(`POST /v1/payments answered ${created.status}: ${JSON.stringify(created.body)}`);
   return created.body;
@@ -30,8 +47,8 @@ export async function createPayment(stack: BenchStack, digits: string): Promise<
  * One payment as a merchant lives it: POST, then its final status as GET shows it. The bench learns when to GET from a
  * long poll on the workflow's history (no polling load); the GET must then show `succeeded`.
  */
-export async function paymentToFinalStatus(stack: BenchStack): Promise<string> {
-  const payment = await createPayment(stack, '00');
+export async function paymentToFinalStatus(stack: BenchStack, type: 'debit' | 'credit' = 'debit'): Promise<string> {
+  const payment = await createPayment(stack, '00', type === 'credit' ? credit() : debit('00'));
   if (payment.status !== 'succeeded') {
     const recorded = await waitForFinalStatus(stack.client, payment.id);
     if (recorded !== 'succeeded') throw new Error(`payment ${payment.id} ended ${recorded}, not succeeded`);

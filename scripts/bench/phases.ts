@@ -322,6 +322,33 @@ function batchBody(reference: string, items: number) {
 }
 
 /** (f) One payout batch through the stack: items per second, peak worker RSS, its runs' history lengths. */
+/**
+ * (f′) Single bank credits, as many clients as the batch's concurrency, callbacks 200 ms after: the rate a batch of
+ * the same concurrency is compared with.
+ */
+export async function creditPhase(stack: BenchStack, settings: BenchSettings): Promise<number> {
+  const clients = settings.BENCH_CONCURRENCY;
+  log(
+    `(f′) single bank credits: ${clients} clients in a closed loop, callbacks 200 ms after (the batch's rate to match)`,
+  );
+  stack.sandbox.setCallbackDelay(200);
+  try {
+    const closed = await closedLoop(
+      'credits',
+      clients,
+      settings.BENCH_WARMUP_SECONDS,
+      settings.BENCH_CREDIT_SECONDS,
+      async () => {
+        await paymentToFinalStatus(stack, 'credit');
+      },
+    );
+    log(`  single bank credits: ${closed.rate.toFixed(1)}/s with ${clients} clients, ${latencyLine(closed.latencies)}`);
+    return closed.rate;
+  } finally {
+    stack.sandbox.setCallbackDelay(0);
+  }
+}
+
 export async function batchPhase(stack: BenchStack, settings: BenchSettings): Promise<BatchResult> {
   const items = settings.BENCH_ITEMS;
   log(`(f) one payout batch of ${items} items at concurrency ${settings.BENCH_CONCURRENCY}, callbacks 200 ms after`);

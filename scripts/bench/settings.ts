@@ -19,16 +19,24 @@ const benchSchema = z.object({
   BENCH_OPEN_CALLBACK_DELAY_MS: count(200),
   /** Payments left waiting for a callback that never comes, while the worker's memory is sampled. */
   BENCH_WAITING: count(10_000),
-  /** Payout batch items, and the batch's concurrency. */
-  BENCH_ITEMS: count(10_000),
+  /** Payout batch items (`--batch-items N` too), and the batch's concurrency. */
+  BENCH_ITEMS: count(2_000),
   BENCH_CONCURRENCY: count(50),
+  /** Measured seconds of single bank credits by BENCH_CONCURRENCY clients: the rate the batch is compared with. */
+  BENCH_CREDIT_SECONDS: count(30),
 });
 
 export type BenchSettings = z.infer<typeof benchSchema>;
 
-/** The benchmark's settings from the environment; a bad value names its variable. */
-export function benchSettings(env: NodeJS.ProcessEnv): BenchSettings {
-  const parsed = benchSchema.safeParse(env);
+/**
+ * The benchmark's settings from the environment and the command line (`--batch-items N` for BENCH_ITEMS); a bad value
+ * names its variable.
+ */
+export function benchSettings(env: NodeJS.ProcessEnv, argv: readonly string[] = []): BenchSettings {
+  const at = argv.indexOf('--batch-items');
+  const batchItems = at >= 0 ? argv[at + 1] : undefined;
+  if (at >= 0 && batchItems === undefined) throw new Error('--batch-items needs a number of items');
+  const parsed = benchSchema.safeParse(batchItems === undefined ? env : { ...env, BENCH_ITEMS: batchItems });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new Error(`${String(issue?.path[0])}: ${issue?.message ?? 'invalid'}`);

@@ -10,8 +10,8 @@ export interface ItemWorkflow {
 }
 
 export interface BatchActivityDeps {
-  /** Reads the items a page workflow holds. */
-  readItems: (pageWorkflowId: string) => Promise<BatchItem[]>;
+  /** Reads up to `limit` of a batch's items from `fromPosition` on, in upload order (the records' `batch_items`). */
+  readItems: (batchId: string, fromPosition: number, limit: number) => Promise<BatchItem[]>;
   /** Describes an item's payment workflow; undefined when there is none. */
   describeItem: (paymentId: string) => Promise<ItemWorkflow | undefined>;
   /** Signs the results for the batch run that asked (SIGNING_KEYS): it pays and counts nothing else. */
@@ -25,9 +25,9 @@ const DESCRIBE_AT_ONCE = 20;
 /** Builds the payout batch activities around their dependencies, so tests hand in fakes. */
 export function createBatchActivities({ readItems, describeItem, signingKeys }: BatchActivityDeps) {
   return {
-    /** Fetches one page of a batch's items, which live in their page workflow rather than in the batch's history. */
-    async loadBatchItems(pageWorkflowId: string): Promise<Signed<BatchItem[]>> {
-      return signedResult(signingKeys, 'batch-items', await readItems(pageWorkflowId));
+    /** Fetches one page of a batch's items from the records, where they wait rather than in the batch's input. */
+    async loadBatchItems(batchId: string, fromPosition: number, limit: number): Promise<Signed<BatchItem[]>> {
+      return signedResult(signingKeys, 'batch-items', await readItems(batchId, fromPosition, limit));
     },
 
     /**

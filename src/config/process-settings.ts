@@ -240,6 +240,13 @@ export const serverSchema = z
     BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
     BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
     BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+    /** The largest payout batch upload; the batch's items wait in PostgreSQL, so its size bounds only the request. */
+    BATCH_UPLOAD_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(1024 * 1024 * 1024)
+      .default(64 * 1024 * 1024),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */

@@ -38,10 +38,10 @@ export const ITEM_STAGES = [
   'needs_review',
 ] as const satisfies readonly ItemStage[];
 
-/** One bank credit of a batch, signed for its own payment workflow: what a page holds and the batch starts. */
+/** One bank credit of a batch, signed for its own payment workflow: what the records hold and the batch starts. */
 export type BatchItem = Signed<BatchItemOrder>;
 
-/** What the batch workflow is started with; the items themselves wait in page workflows, never in this input. */
+/** What the batch workflow is started with; the items themselves wait in the records (`batch_items`), never here. */
 export interface BatchInput {
   batchId: string;
   merchantId: string;
@@ -49,8 +49,7 @@ export interface BatchInput {
   createdAt: string;
   itemCount: number;
   totalMinor: number;
-  /** Workflow ids of the pages holding the items, in order; every page but the last holds `pageSize` items. */
-  pageIds: string[];
+  /** Items the batch reads from the records at a time, and so holds at most: the rest wait in PostgreSQL. */
   pageSize: number;
   concurrency: number;
   timing: PaymentTiming;

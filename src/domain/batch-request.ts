@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { bankCreditSchema, metadataSchema, referenceSchema } from './requests';
 
-export const MAX_BATCH_ITEMS = 10_000;
-
 /** A batch item: a bank credit up to the merchant's largest amount, its `type` optional. */
 const batchItem = (maxAmount: number) =>
   bankCreditSchema(maxAmount).extend({ type: z.literal('bank_credit').default('bank_credit') });
 
-/** The zod schema of `POST /v1/payout-batches` for a merchant's largest amount; the item count is checked first. */
+/**
+ * The zod schema of `POST /v1/payout-batches` for a merchant's largest amount. No item count: the upload's size is
+ * bounded (BATCH_UPLOAD_LIMIT_BYTES) and every item is validated on its own.
+ */
 export const payoutBatchSchema = (maxAmount: number) =>
   z
     .strictObject({
@@ -15,7 +16,6 @@ export const payoutBatchSchema = (maxAmount: number) =>
       items: z
         .array(z.unknown(), { error: 'must be an array of bank credits' })
         .min(1, 'must hold at least one item')
-        .max(MAX_BATCH_ITEMS, `must hold at most ${MAX_BATCH_ITEMS} items`)
         .pipe(z.array(batchItem(maxAmount))),
       metadata: metadataSchema.optional(),
     })

@@ -3,7 +3,6 @@
 /** The payment workflow's type name, as callers and the worker know it. */
 export const PAYMENT_WORKFLOW = 'paymentWorkflow';
 export const PAYOUT_BATCH_WORKFLOW = 'payoutBatchWorkflow';
-export const BATCH_ITEMS_WORKFLOW = 'batchItemsWorkflow';
 
 const PAYMENT_PREFIX = 'payment-';
 const BATCH_PREFIX = 'batch-';
@@ -21,11 +20,6 @@ export function batchItemPaymentId(merchantId: string, batchReference: string, i
 /** The workflow ID of a merchant's payout batch. */
 export function batchWorkflowId(merchantId: string, reference: string): string {
   return `${BATCH_PREFIX}${merchantId}-${reference}`;
-}
-
-/** A page of a batch's items; the id carries the request's fingerprint, so another body's pages are never reused. */
-export function batchPageId(batchId: string, fingerprint: string, index: number): string {
-  return `${batchId}~items-${fingerprint.slice(0, 10)}-${index + 1}`;
 }
 
 /** True when the payment id is one of this merchant's (single payments and batch items alike). */

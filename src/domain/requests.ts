@@ -8,6 +8,8 @@ export interface RequestRules {
   now: () => Date;
   /** The largest amount one payment or batch item of the merchant may have (MERCHANT_MAX_AMOUNTS). */
   maxAmount: (merchantId: string) => number;
+  /** The largest payout batch upload in bytes (BATCH_UPLOAD_LIMIT_BYTES); each item is validated on its own. */
+  batchUploadLimitBytes: number;
 }
 
 /** A merchant reference: the idempotency key, part of the payment id and safe inside visibility queries. */

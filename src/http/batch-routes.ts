@@ -32,9 +32,6 @@ export interface BatchRouteDeps {
   banks: BankDirectory;
 }
 
-/** Room for 10,000 items of the longest allowed fields. */
-const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
-
 const batchParams = z.object({ id: batchId });
 const notFound = 'no such payout batch';
 
@@ -69,8 +66,9 @@ const createPayoutBatch = route(
     tag: 'Payout batches',
     summary: 'Submit a payout batch',
     description:
-      'Up to 10,000 bank credits, validated before anything starts; the same reference and body again answers 200 ' +
-      'with the same batch. Bodies up to 8 MiB.',
+      'Bank credits, every one validated before anything starts; the same reference and body again answers 200 ' +
+      'with the same batch. Bodies up to `BATCH_UPLOAD_LIMIT_BYTES` (default 64 MiB, about 100,000 items); larger ' +
+      'ones answer 413.',
     auth: 'merchant',
     forbidden: 'batches are created with a merchant key',
     body: {
@@ -105,7 +103,7 @@ const createPayoutBatch = route(
       200: { description: 'The batch this reference and body already started.', ...batch },
     },
     errors: creationErrors,
-    options: { bodyLimit: BATCH_BODY_LIMIT },
+    options: (rules) => ({ bodyLimit: rules.batchUploadLimitBytes }),
   },
   async ({ caller, body, request, reply }, { batches, banks }: BatchRouteDeps) => {
     await assertKnownBanks(

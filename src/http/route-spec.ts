@@ -57,8 +57,11 @@ export interface RouteSpec {
   answers: Record<number, AnswerSpec>;
   /** Error answers (the error envelope), by status: the codes each may carry. */
   errors: Partial<Record<number, readonly ErrorCode[]>>;
-  options?: Pick<RouteShorthandOptions, 'bodyLimit' | 'logLevel'>;
+  /** Fastify's own options, or built from the request rules when they are settings (an upload limit). */
+  options?: RouteOptions | ((rules: RequestRules) => RouteOptions);
 }
+
+type RouteOptions = Pick<RouteShorthandOptions, 'bodyLimit' | 'logLevel'>;
 
 /** What every route registration has at hand: the keys it authenticates with, the rules its bodies are built for. */
 export interface RouteContext {
@@ -128,7 +131,7 @@ export function route(
   const register = (app: FastifyInstance, deps: RouteContext) => {
     const readBody = bodyReader(spec.body, deps.rules);
     app.route({
-      ...spec.options,
+      ...(typeof spec.options === 'function' ? spec.options(deps.rules) : spec.options),
       method: spec.method,
       url: spec.path,
       // Before the body is read: an unauthenticated request is answered without its body ever being parsed.

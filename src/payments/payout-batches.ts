@@ -5,22 +5,17 @@ import { isBatchClosed } from '../domain/batch-model';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import { toMinorUnits } from '../domain/money';
 import type { PaymentTiming } from '../domain/payment-model';
-import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
+import type { payoutBatchWorkflow } from '../workflows';
 import { batchProgress, newBatchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
 import { messageBody } from '../domain/signed';
 import type { Signed } from '../domain/signed';
-import { SearchAttributes, batchControlUpdate, batchProgressQuery, releaseItemsSignal } from '../workflows/definitions';
-import {
-  BATCH_ITEMS_WORKFLOW,
-  PAYOUT_BATCH_WORKFLOW,
-  batchItemPaymentId,
-  batchPageId,
-  batchWorkflowId,
-} from '../domain/ids';
+import { SearchAttributes, batchControlUpdate, batchProgressQuery } from '../workflows/definitions';
+import { PAYOUT_BATCH_WORKFLOW, batchItemPaymentId, batchWorkflowId } from '../domain/ids';
 import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
 import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
+import { insertBatchItems } from '../records/batch-items';
 import { readBatch } from '../records/record-reads';
 import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
@@ -30,7 +25,10 @@ import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { MessageScope } from '../domain/signed';
 
-/** Items per page workflow: a page stays far below Temporal's payload limit whatever the item sizes. */
+/**
+ * Items the batch workflow reads from the records at a time: all it holds in memory, and one activity result in its
+ * history, far below Temporal's payload limit whatever the item sizes.
+ */
 export const BATCH_PAGE_SIZE = 500;
 /** How long a batch item's signed order may wait to start: a batch starts its items over days, only it may start them. */
 const BATCH_ITEM_TTL_MS = 90 * 24 * 3600_000;
@@ -63,7 +61,7 @@ export interface BatchesOptions {
 
 const QUERY_TIMEOUT_MS = 5000;
 
-/** Payout batches in terms of Temporal workflows: a batch workflow, its item pages, and one payment per item. */
+/** Payout batches in terms of Temporal workflows: a batch workflow, its items in the records, one payment per item. */
 export class Batches {
   constructor(
     private readonly client: Client,
@@ -78,8 +76,8 @@ export class Batches {
   }
 
   /**
-   * Starts the batch once per reference, forever: the reference is taken in the records first; the same body again
-   * returns the existing batch, another body is a conflict.
+   * Starts the batch once per reference, forever: the reference and the batch's items are taken in the records first,
+   * in one transaction; the same body again returns the existing batch, another body is a conflict.
    */
   async create(merchantId: string, batch: PayoutBatchRequest): Promise<{ created: boolean; batch: BatchProgress }> {
     const options = this.options.creation;
@@ -88,30 +86,26 @@ export class Batches {
     const batchId = batchWorkflowId(merchantId, batch.reference);
     const fingerprint = requestFingerprint(options.fingerprintSecret, `batch:${merchantId}`, batch);
     const key = { merchantId, scope: 'batch' as const, reference: batch.reference, fingerprint, resourceId: batchId };
-    const claim = await recordCall(() => takeKey(options.records, key));
-    if (!claim.taken && claim.fingerprint !== fingerprint) throw batchConflict(batchId);
-    if (!claim.taken && claim.purged) throw purgedReference(`batch reference ${batch.reference}`, batchId);
-    const existing = await this.existing(batchId, fingerprint);
-    if (existing) return { created: false, batch: existing };
-    if (!claim.taken) {
-      // Its workflow is gone (past Temporal's retention): the record answers. With no record either, it never
-      // started (a crash between the key and the start): this attempt starts it.
-      const recorded = await recordCall(() => readBatch(options.records, batchId));
-      if (recorded) return { created: false, batch: boundAnswer(batchId, recorded.batch, recorded.merchantId) };
-    }
-
     // Each item is signed for its own payment workflow, which only this batch may start.
     const items: BatchItem[] = batch.items.map((request) => {
       const paymentId = batchItemPaymentId(merchantId, batch.reference, request.reference);
       const order = { paymentId, merchantId, batchId, request, timing: options.bankCreditTiming };
       return signMessage(keys, 'batch-item', paymentId, order, { ...this.scope(), ttlMs: BATCH_ITEM_TTL_MS });
     });
-    const pages = chunk(items, BATCH_PAGE_SIZE).map((pageItems, k) => ({
-      id: batchPageId(batchId, fingerprint, k),
-      items: pageItems,
-    }));
-    const pageIds = pages.map((page) => page.id);
-    await Promise.all(pages.map((page) => this.startPage(options.taskQueue, merchantId, batchId, page)));
+    // Only the first request with this reference stores items: a retry of the same body starts the items stored.
+    const claim = await recordCall(() =>
+      takeKey(options.records, key, (client) => insertBatchItems(client, batchId, items)),
+    );
+    if (!claim.taken && claim.fingerprint !== fingerprint) throw batchConflict(batchId);
+    if (!claim.taken && claim.purged) throw purgedReference(`batch reference ${batch.reference}`, batchId);
+    const existing = await this.existing(batchId, fingerprint);
+    if (existing) return { created: false, batch: existing };
+    if (!claim.taken) {
+      // Its workflow is gone (past Temporal's retention): the record answers. With no record either, it never
+      // started (a crash between the key and the start): this attempt starts it, on the items stored with the key.
+      const recorded = await recordCall(() => readBatch(options.records, batchId));
+      if (recorded) return { created: false, batch: boundAnswer(batchId, recorded.batch, recorded.merchantId) };
+    }
 
     const input: BatchInput = {
       batchId,
@@ -120,7 +114,6 @@ export class Batches {
       createdAt: new Date().toISOString(),
       itemCount: items.length,
       totalMinor: batch.items.reduce((sum, item) => sum + toMinorUnits(item.amount), 0),
-      pageIds,
       pageSize: BATCH_PAGE_SIZE,
       concurrency: options.concurrency,
       timing: options.bankCreditTiming,
@@ -149,13 +142,7 @@ export class Batches {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       // Another request with this reference won the race; it is either this very batch or a conflict.
-      const winner = await this.existing(batchId, fingerprint).catch(async (err: unknown) => {
-        // Only a conflict proves the pages are this request's own (their ids carry its fingerprint).
-        if (err instanceof AppError && err.kind === 'conflict') {
-          await Promise.all(pageIds.map((id) => this.releasePage(id)));
-        }
-        throw err;
-      });
+      const winner = await this.existing(batchId, fingerprint);
       if (winner) return { created: false, batch: winner };
     }
     return { created: true, batch: newBatchProgress(input, new Date()) };
@@ -242,47 +229,8 @@ export class Batches {
     if (description.memo?.fingerprint !== fingerprint) throw batchConflict(batchId);
     return this.get(batchId);
   }
-
-  private async startPage(taskQueue: string, merchantId: string, batchId: string, page: Page): Promise<void> {
-    const { id: pageId, items } = page;
-    try {
-      await temporalCall(() =>
-        this.client.workflow.start<typeof batchItemsWorkflow>(BATCH_ITEMS_WORKFLOW, {
-          workflowId: pageId,
-          taskQueue,
-          args: [items],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          staticSummary: `${items.length} items of ${batchId}, held until the batch has started them`,
-          typedSearchAttributes: [
-            { key: SearchAttributes.batch, value: batchId },
-            { key: SearchAttributes.merchant, value: merchantId },
-          ],
-        }),
-      );
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  }
-
-  private async releasePage(pageId: string): Promise<void> {
-    await this.client.workflow
-      .getHandle(pageId)
-      .signal(releaseItemsSignal)
-      .catch(() => undefined);
-  }
 }
 
 function batchConflict(batchId: string): AppError {
   return new AppError('conflict', `batch reference ${batchId} was already used with a different request`);
-}
-
-interface Page {
-  id: string;
-  items: BatchItem[];
-}
-
-function chunk<T>(items: T[], size: number): T[][] {
-  const pages: T[][] = [];
-  for (let i = 0; i < items.length; i += size) pages.push(items.slice(i, i + size));
-  return pages;
 }

@@ -120,6 +120,8 @@ async function purgeBatch(
         return false;
       }
       // The batch goes last: a purge stopped half-way leaves it, and the next run finds it (and its rest) again.
+      const items = await client.query('DELETE FROM batch_items WHERE batch_id = $1', [batch.id]);
+      report.related.batch_items = (report.related.batch_items ?? 0) + (items.rowCount ?? 0);
       await deleteSubjects(client, 'batch', [batch], report);
       report.batches += 1;
       return true;

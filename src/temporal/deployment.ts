@@ -29,7 +29,7 @@ export function deploymentVersion(
 
 /**
  * Versioned worker options: workflows say how they move between builds (`setWorkflowOptions` in src/workflows:
- * payments PINNED, batches and their item pages AUTO_UPGRADE). One that says nothing was started by an unversioned
+ * payments PINNED, batches AUTO_UPGRADE). One that says nothing was started by an unversioned
  * worker (see workflows/versioning.ts): it keeps following the newest code, as it did before versioning.
  */
 export function versionedWorker(version: WorkerDeploymentVersion): WorkerDeploymentOptions {

@@ -7,7 +7,8 @@ import { createPaymentActivities } from '../activities/payment-activities';
 import { createRecordActivities } from '../activities/record-activities';
 import { NotificationRelay } from '../notifications/notification-relay';
 import type { RelayDeps } from '../notifications/notification-relay';
-import { batchItemsQuery, SearchAttributes } from '../workflows/definitions';
+import { SearchAttributes } from '../workflows/definitions';
+import { readBatchItems } from '../records/batch-items';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -92,7 +93,8 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
       ...createRecordActivities(options.deps.database, options.deps.signingKeys),
       ...createBatchActivities({
         signingKeys: options.deps.signingKeys,
-        readItems: (pageId) => client.workflow.getHandle(pageId).query(batchItemsQuery),
+        readItems: (batchId, fromPosition, limit) =>
+          readBatchItems(options.deps.database, batchId, fromPosition, limit),
         describeItem: async (paymentId) => {
           try {
             const description = await client.workflow.getHandle(paymentId).describe();

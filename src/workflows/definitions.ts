@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { BatchControl, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import type { BatchControl, BatchProgress, ItemSettled } from '../domain/batch-model';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
 import type { Signed } from '../domain/signed';
 
@@ -28,8 +28,6 @@ export const SearchAttributes = {
 export const itemSettledSignal = defineSignal<[Signed<ItemSettled>]>('batchItemSettled');
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchControl>]>('batchControl');
-export const batchItemsQuery = defineQuery<BatchItem[]>('batchItems');
-export const releaseItemsSignal = defineSignal('releaseItems');
 
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {

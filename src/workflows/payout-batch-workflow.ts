@@ -7,7 +7,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   log,
   proxyActivities,
   setCurrentDetails,
@@ -32,7 +31,6 @@ import {
   batchProgressQuery,
   itemSettledSignal,
   paymentSearchAttributes,
-  releaseItemsSignal,
 } from './definitions';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment-workflow';
@@ -43,7 +41,7 @@ import { Notifier } from './merchant-notifications';
 import { batchRecords } from './record-writer';
 import type { RecordWriter } from './record-writer';
 
-// Reading a page or describing items only reads, so Temporal may retry it; a page that is not there yet (its start raced the batch's) appears on retry.
+// Reading a page of items or describing items only reads, so Temporal may retry it (PostgreSQL restarting, say).
 const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
@@ -186,7 +184,6 @@ async function runItems(
     const offset = state.nextIndex - page.index * input.pageSize;
     const items = page.items.slice(offset, offset + free);
     await Promise.all(items.map((item) => startItem(input, state, item)));
-    if (offset + items.length >= page.items.length) await release(pageId(input, page.index));
   }
 
   const notStarted = await referencesFrom(input, state.nextIndex);
@@ -207,10 +204,11 @@ function runIsLong(input: BatchInput): boolean {
   return info.historyLength >= input.maxRunEvents || info.continueAsNewSuggested;
 }
 
+/** The page of items holding position `index`: the one in hand, or the next read from the records. */
 async function pageHolding(input: BatchInput, index: number, current: Page | undefined): Promise<Page> {
   const pageIndex = Math.floor(index / input.pageSize);
   if (current?.index === pageIndex) return current;
-  const items = await loadItems(pageId(input, pageIndex), `load items page ${pageIndex + 1}`);
+  const items = await loadItems(input, pageIndex, `load items page ${pageIndex + 1}`);
   return { index: pageIndex, items };
 }
 
@@ -218,17 +216,27 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
 const UNTRUSTED_PAGE_TRIES = 5;
 
 /** A page's items, as a worker read and signed them for this very activity: the batch pays nothing else. */
-async function loadItems(page: string, summary: string): Promise<BatchItem[]> {
+async function loadItems(input: BatchInput, pageIndex: number, summary: string): Promise<BatchItem[]> {
+  const from = pageIndex * input.pageSize;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await trustedResult('batch-items', (activityId) =>
-        loadBatchItems.executeWithOptions({ summary, activityId }, [page]),
+      const items = await trustedResult('batch-items', (activityId) =>
+        loadBatchItems.executeWithOptions({ summary, activityId }, [input.batchId, from, input.pageSize]),
       );
+      // Every page but the last is full: a short page means the records lack items this batch was started with.
+      const expected = Math.min(input.pageSize, input.itemCount - from);
+      if (items.length !== expected) {
+        throw ApplicationFailure.nonRetryable(
+          `items page ${pageIndex + 1} holds ${items.length} items, not ${expected}`,
+          'BadBatch',
+        );
+      }
+      return items;
     } catch (err) {
       if (!(err instanceof ApplicationFailure && err.type === UNTRUSTED_RESULT) || attempt >= UNTRUSTED_PAGE_TRIES) {
         throw err;
       }
-      log.warn('an items page answer was refused; asking again', { page, reason: err.message });
+      log.warn('an items page answer was refused; asking again', { page: pageIndex + 1, reason: err.message });
       await sleep(1000 * attempt, { summary: 'ask again for an items page' });
     }
   }
@@ -258,30 +266,15 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
   }
 }
 
+/** The references of the items from position `index` on: those a cancelled batch never started. */
 async function referencesFrom(input: BatchInput, index: number): Promise<string[]> {
   const references: string[] = [];
-  if (index >= input.itemCount) return references;
-  for (let p = Math.floor(index / input.pageSize); p < input.pageIds.length; p++) {
-    const items = await loadItems(pageId(input, p), `list items never started (page ${p + 1})`);
-    const from = p === Math.floor(index / input.pageSize) ? index - p * input.pageSize : 0;
+  for (let p = Math.floor(index / input.pageSize); p * input.pageSize < input.itemCount; p++) {
+    const items = await loadItems(input, p, `list items never started (page ${p + 1})`);
+    const from = Math.max(0, index - p * input.pageSize);
     references.push(...items.slice(from).map((item) => item.body.request.reference));
-    await release(pageId(input, p));
   }
   return references;
-}
-
-function pageId(input: BatchInput, index: number): string {
-  const id = input.pageIds[index];
-  if (id === undefined) throw ApplicationFailure.nonRetryable(`the batch has no items page ${index + 1}`, 'BadBatch');
-  return id;
-}
-
-async function release(pageId: string): Promise<void> {
-  try {
-    await getExternalWorkflowHandle(pageId).signal(releaseItemsSignal);
-  } catch {
-    // Already released and closed.
-  }
 }
 
 /** A status change: recorded in PostgreSQL, shown in Temporal's visibility and the Web UI. */

@@ -12,7 +12,12 @@ type Json = Record<string, unknown>;
 
 /** The document as the server builds it (the default merchant limit). */
 export const apiDocument = openApiDocument({
-  rules: { voucherChannels: [], now: () => new Date(), maxAmount: () => DEFAULT_MAX_AMOUNT },
+  rules: {
+    voucherChannels: [],
+    now: () => new Date(),
+    maxAmount: () => DEFAULT_MAX_AMOUNT,
+    batchUploadLimitBytes: 64 * 1024 * 1024,
+  },
 });
 
 const BASE = 'https://openapi.test/document.json';
