@@ -8,10 +8,8 @@ import { uniqueReference } from './support/request-builders';
 import { startStack, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
-// A batch of a few thousand items, its items read from PostgreSQL a page (500) at a time: every item has its row in
+// A batch read from PostgreSQL a page (500) at a time, three pages with a short last one: every item has its row in
 // batch_items, in upload order, and its payment's record, settled as its sandbox scenario says.
-
-// Three pages of 500 (the last one partial): paging across pages and a short last page.
 const ITEMS = 1_200;
 const SCENARIOS = ['00', '00', '00', '11'] as const;
 const MAX_RUN_EVENTS = 1_000;
