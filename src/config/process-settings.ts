@@ -240,6 +240,9 @@ export const serverSchema = z
     BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
     BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
     BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+    BATCH_HALT_WINDOW: z.coerce.number().int().min(2).max(1000).default(50),
+    BATCH_HALT_FAILURE_SHARE: z.coerce.number().gt(0).max(1).default(0.2),
+    BATCH_HALT_PROVIDER_ERRORS: z.coerce.number().int().min(0).max(1000).default(5),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */

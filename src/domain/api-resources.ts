@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BATCH_STATUSES, ITEM_STAGES } from './batch-model';
+import { HALT_REASONS } from './halt-watch';
 import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
 import { PAYMENT_TYPES } from './requests';
 
@@ -113,7 +114,18 @@ export const batchProgressSchema = z
       .string()
       .nullable()
       .describe(
-        "who paused the batch: an operator's name, or `merchant`; null unless paused. A pause by an operator is resumed only by an operator",
+        "who paused the batch: an operator's name, `merchant`, or `system` when it halted itself; null unless paused. A pause by an operator or the system is resumed only by an operator",
+      ),
+    halt: z
+      .object({
+        reason: z.enum(HALT_REASONS),
+        message: z.string(),
+        at: timestamp,
+      })
+      .nullable()
+      .optional()
+      .describe(
+        'the latest time the batch halted itself (paused by `system`): too many of its latest items failed, or the provider answered a run of provider-wide errors; null when it never did',
       ),
     metadata,
   })

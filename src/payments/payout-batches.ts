@@ -8,6 +8,7 @@ import type { PaymentTiming } from '../domain/payment-model';
 import type { batchItemsWorkflow, payoutBatchWorkflow } from '../workflows';
 import { batchProgress, newBatchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
+import type { HaltRules } from '../domain/halt-watch';
 import { messageBody } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { SearchAttributes, batchControlUpdate, batchProgressQuery, releaseItemsSignal } from '../workflows/definitions';
@@ -43,6 +44,8 @@ export interface BatchCreation {
   concurrency: number;
   maxRunEvents: number;
   itemCheckMs: number;
+  /** When a batch halts itself (BATCH_HALT_*). */
+  halt: HaltRules;
   /** The records: the batch's idempotency key is taken there before anything starts. */
   records: Database;
 }
@@ -126,6 +129,7 @@ export class Batches {
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,
       itemCheckMs: options.itemCheckMs,
+      halt: options.halt,
       ...(batch.metadata ? { metadata: batch.metadata } : {}),
     };
     try {
