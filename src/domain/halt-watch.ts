@@ -58,13 +58,18 @@ export function itemReport(resource: PaymentResource): ItemSettled | null {
   const { id: paymentId, status, failure } = resource;
   if (status === 'succeeded' || status === 'needs_review') return { paymentId, status };
   if (status === 'failed') {
-    return failure ? { paymentId, status, failure: { code: failure.code, kind: failureKind(failure.code) } } : { paymentId, status };
+    return failure
+      ? { paymentId, status, failure: { code: failure.code, kind: failureKind(failure.code) } }
+      : { paymentId, status };
   }
   if (status !== 'pending') return null;
   const trouble = resource.events.find(
-    (event) => event.type === 'initiation_unknown' && event.status_code && failureKind(event.status_code) === 'provider',
+    (event) =>
+      event.type === 'initiation_unknown' && event.status_code && failureKind(event.status_code) === 'provider',
   );
-  return trouble?.status_code ? { paymentId, status: 'in_flight', failure: { code: trouble.status_code, kind: 'provider' } } : null;
+  return trouble?.status_code
+    ? { paymentId, status: 'in_flight', failure: { code: trouble.status_code, kind: 'provider' } }
+    : null;
 }
 
 /** Rules that never halt: a batch started before the watch existed. */
