@@ -5,6 +5,7 @@ import type { EventResource } from '../src/domain/notification-delivery';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { eventually } from '../src/local/eventually';
 import { batchBody, waitForBatch } from './support/batch-helpers';
+import { ops } from './support/ops-cli-runner';
 import { uniqueReference } from './support/request-builders';
 import { OPERATOR_KEY, startStack } from './support/test-stack';
 import type { Stack } from './support/test-stack';
@@ -46,6 +47,8 @@ describe('automatic halt', () => {
   it('pauses a batch whose items fail past the share, notifies batch.halted, and only an operator resumes it', async () => {
     // Scenario 11: the provider takes each item and then fails it, an item failure, quickly.
     const id = await createBatch(batchBody(uniqueReference('fail'), 30, ['11']));
+    // An operator watches it from the start (not a terminal: a line per change), until it closes.
+    const watching = ops(['batch', 'watch', id, '--interval', '200ms']);
     const halted = await waitForBatch(stack, id, (b) => b.status === 'paused', 30_000);
     assert.equal(halted.paused_by, 'system');
     assert.equal(halted.halt?.reason, 'failure_share');
@@ -96,6 +99,26 @@ describe('automatic halt', () => {
     assert.equal(cancelled.status, 200);
     const closed = await waitForBatch(stack, id, (b) => b.status === 'cancelled', 30_000);
     assert.equal(closed.halt?.reason, 'failure_share', 'the latest halt stays on the record');
+
+    const watched = await watching;
+    assert.equal(watched.code, 0, watched.stderr);
+    const lines = watched.stdout.split('\n');
+    assert.ok(
+      lines.some((l) =>
+        /^\[[#.]{30}\] \d+\/30 .*\| in flight \d+ · succeeded 0 · failed \d+ · review 0 · not started \d+/.test(l),
+      ),
+      watched.stdout,
+    );
+    assert.ok(
+      lines.some((l) => /paused {2}\| .*halted: \d+ of the latest 6 settled items failed/.test(l)),
+      'a line says why it halted',
+    );
+    assert.ok(
+      lines.some((l) => /[\d.]+\/s {2}~\d+s left/.test(l)),
+      'a line with a pace and the time left',
+    );
+    assert.match(watched.stdout, /\] \d+\/30 .*cancelled/, 'the last line shows it closed');
+    assert.match(watched.stdout, /^total +30 +\d+/m, 'then its summary');
   });
 
   it('halts on a provider outage (5xx from the sandbox) before the items in flight settle', async () => {

@@ -88,6 +88,18 @@ export const paymentListSchema = z
 
 export const tallySchema = z.object({ count: z.number().int().min(0), amount: z.number() }).meta({ id: 'Tally' });
 
+/** How fast a running batch goes, from its items' records. */
+export const batchPaceSchema = z.object({
+  items_per_second: z
+    .number()
+    .nullable()
+    .describe(
+      "items done per second between the first item's start and the latest item's change; null until one is done",
+    ),
+  seconds_left: z.number().int().nullable().describe('the time left at that pace; null until there is a pace'),
+});
+export type BatchPace = z.infer<typeof batchPaceSchema>;
+
 /** A batch as the API and the CLI show it. */
 export const batchProgressSchema = z
   .object({
@@ -127,6 +139,7 @@ export const batchProgressSchema = z
       .describe(
         'the latest time the batch halted itself (paused by `system`): too many of its latest items failed, or the provider answered a run of provider-wide errors; null when it never did',
       ),
+    pace: batchPaceSchema.optional().describe('how fast it goes; only while it runs, as `GET` answers it'),
     metadata,
   })
   .meta({ id: 'PayoutBatch' });

@@ -23,6 +23,7 @@ import { AppError, purgedReference, recordCall, temporalCall } from './app-error
 import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
 import { readBatch } from '../records/record-reads';
+import { withPace } from './batch-figures';
 import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
 import { recordAppliedAction } from './operator-action-log';
@@ -176,10 +177,11 @@ export class Batches {
     if (!record) return this.get(batchId);
     const recorded = boundAnswer(batchId, record.batch, record.merchantId);
     if (isBatchClosed(recorded.status)) return recorded;
-    return this.get(batchId).catch((err: unknown) => {
+    const progress = await this.get(batchId).catch((err: unknown) => {
       if (err instanceof AppError && err.kind !== 'conflict') return recorded;
       throw err;
     });
+    return withPace(records, progress);
   }
 
   /** The batch's progress, from the running workflow, the closed one's result, or the start of one that never ran. */
