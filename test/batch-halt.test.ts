@@ -54,6 +54,10 @@ describe('automatic halt', () => {
     assert.equal(halted.halt?.reason, 'failure_share');
     assert.match(halted.halt?.message ?? '', /of the latest 6 settled items failed \(more than 50 %\)/);
     assert.ok(halted.items.not_started.count > 0, 'it stopped before the end');
+    assert.ok(
+      (halted.pace?.items_per_second ?? 0) > 0,
+      `its pace, from its items' records: ${JSON.stringify(halted.pace)}`,
+    );
 
     const events = await eventually(
       async () => {
@@ -151,6 +155,7 @@ describe('automatic halt', () => {
     const done = await waitForBatch(stack, id, (b) => b.status === 'completed', 60_000);
     assert.deepEqual([done.items.succeeded.count, done.items.failed.count], [9, 3]);
     assert.equal(done.halt, null);
+    assert.equal(done.pace, undefined, 'a closed batch has no pace');
     assert.equal((await haltedEvents(id)).length, 0);
   });
 });
