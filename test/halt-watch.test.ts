@@ -50,6 +50,7 @@ describe('HaltWatch', () => {
     assert.equal(watch.observe(failed('a', 'not_sent'), now), undefined, 'its outcome is the same error');
     assert.equal(watch.observe(succeeded('x'), now), undefined);
     assert.equal(watch.observe(trouble('b'), now), undefined);
+    assert.equal(watch.observe({ paymentId: 'q', status: 'failed' }, now), undefined, 'a failure of unknown kind');
     assert.equal(watch.observe(trouble('c'), now), undefined);
     assert.equal(watch.observe(trouble('d'), now)?.reason, 'provider_errors');
   });

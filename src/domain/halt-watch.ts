@@ -94,7 +94,8 @@ export class HaltWatch {
     const { recent, providerRun } = this.carried;
     if (report.failure?.kind === 'provider') {
       if (!providerRun.includes(report.paymentId)) providerRun.push(report.paymentId);
-    } else if (report.status === 'succeeded' || report.status === 'failed') {
+    } else if (report.status === 'succeeded' || report.failure?.kind === 'item') {
+      // A failure of unknown kind (a report the batch's look at its quiet items made) ends no run.
       providerRun.length = 0;
     }
     if (report.status !== 'in_flight') {
