@@ -79,6 +79,11 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       concurrency: config.BATCH_CONCURRENCY,
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
+      halt: {
+        window: config.BATCH_HALT_WINDOW,
+        failureShare: config.BATCH_HALT_FAILURE_SHARE,
+        providerErrors: config.BATCH_HALT_PROVIDER_ERRORS,
+      },
       records,
     },
     records,

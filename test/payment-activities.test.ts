@@ -124,6 +124,24 @@ describe('payment activities', () => {
     }
   });
 
+  it('name a provider-wide answer (authentication, 5xx) by its HTTP status, whatever code its body has', async () => {
+    const cases = [
+      [401, 'rejected', 'http_401'],
+      [503, 'unknown', 'http_503'],
+      [400, 'rejected', 'E_ACCOUNT_CLOSED'],
+    ] as const;
+    for (const [httpStatus, verdict, code] of cases) {
+      const provider = fakeProvider({
+        initiate: () =>
+          Promise.reject(
+            new ProviderError('boom', { verdict, httpStatus, providerCode: 'E_ACCOUNT_CLOSED', providerMessage: 'no' }),
+          ),
+      });
+      const failure = await failureOf(initiate(activitiesWith(provider), input));
+      assert.deepEqual(failure.details?.[0], { code, message: 'no' }, `HTTP ${httpStatus}`);
+    }
+  });
+
   it('one provider transaction settles at most one payment: bound to another, its answers are refused', async () => {
     const transactionId = `tx-${randomUUID()}`;
     const provider = fakeProvider({

@@ -18,7 +18,13 @@ let stack: Stack;
 let db: Database;
 before(async () => {
   stack = await startStack({
-    env: { BATCH_CONCURRENCY: '200', BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS), LATE_CALLBACK_WINDOW: '1s' },
+    env: {
+      BATCH_CONCURRENCY: '200',
+      BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS),
+      LATE_CALLBACK_WINDOW: '1s',
+      // One in four of its items fails on purpose: the automatic halt would stop it (test/batch-halt.test.ts).
+      BATCH_HALT_FAILURE_SHARE: '1',
+    },
   });
   db = openDatabase(testEnvironment().databaseUrl);
 });

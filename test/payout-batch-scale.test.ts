@@ -32,6 +32,8 @@ before(async () => {
       BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS),
       BATCH_ITEM_CHECK_INTERVAL: '20s',
       LATE_CALLBACK_WINDOW: '1s',
+      // Two in five of its items fail on purpose: the automatic halt would stop it (test/batch-halt.test.ts).
+      BATCH_HALT_FAILURE_SHARE: '1',
     },
   });
   client = await connectClient({

@@ -104,6 +104,9 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         OPERATOR_API_KEYS: `chaos.ops:ok_chaos_0123456789abcdef`,
         FINGERPRINT_SECRET: randomBytes(24).toString('hex'),
         BATCH_CONCURRENCY: String(options.batchConcurrency),
+        // Its batch fails a third of its items on purpose: no automatic halt.
+        BATCH_HALT_FAILURE_SHARE: '1',
+        BATCH_HALT_PROVIDER_ERRORS: '0',
       },
     }),
     worker: workerProcess(),

@@ -4,6 +4,7 @@ import type { CallbackTokens } from '../crypto/callback-tokens';
 import type { Keyring } from '../crypto/keyring';
 import { signatureProblem } from '../crypto/signing';
 import { FailureTypes, VAULT_WAIT_MS } from '../domain/payment-model';
+import { isProviderWideStatus } from '../domain/halt-watch';
 import type {
   Failure,
   InitiationVerdict,
@@ -244,7 +245,7 @@ function initiationFailure(err: unknown): ApplicationFailure {
     });
   }
   const failure: Failure = {
-    code: err.providerCode ?? (err.httpStatus ? `http_${err.httpStatus}` : 'provider_error'),
+    code: failureCode(err),
     message: err.providerMessage ?? err.message,
   };
   return verdictFailure(err.verdict, failure, err.message);
@@ -272,6 +273,16 @@ function signedVerdict(keys: Keyring, err: unknown): unknown {
     nonRetryable: true,
     details: [signedResult(keys, 'initiation-verdict', { verdict, failure })],
   });
+}
+
+/**
+ * A provider error's failure code: a provider-wide status (authentication, 5xx) as `http_NNN` whatever code its body
+ * has, so that the code alone tells a batch it was not about the item (domain/halt-watch.ts `failureKind`).
+ */
+function failureCode(err: ProviderError): string {
+  const { httpStatus, providerCode } = err;
+  if (httpStatus !== undefined && isProviderWideStatus(httpStatus)) return `http_${httpStatus}`;
+  return providerCode ?? (httpStatus ? `http_${httpStatus}` : 'provider_error');
 }
 
 /**

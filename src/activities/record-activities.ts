@@ -1,6 +1,6 @@
 import type { Keyring } from '../crypto/keyring';
 import type { ItemSettled } from '../domain/batch-model';
-import { isTerminal } from '../domain/payment-model';
+import { itemReport } from '../domain/halt-watch';
 import type { Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { upsertBatchRecord, upsertPaymentRecord } from '../records/record-writes';
@@ -12,15 +12,14 @@ export function createRecordActivities(database: Database, signingKeys: Keyring)
   return {
     /**
      * Writes a payment's record at a revision; idempotent, and a late or repeated write never moves it back. For a
-     * batch item that has reached an outcome or review, answers its report to the batch, signed for the batch: what
-     * is recorded is what the batch counts.
+     * batch item that has reached an outcome or review (or met a provider-wide error on its way), answers its report
+     * to the batch, signed for the batch: what is recorded is what the batch counts.
      */
     async recordPayment(record: PaymentRecord): Promise<Signed<ItemSettled> | null> {
       await upsertPaymentRecord(database, record);
       const { resource, batchId } = record;
-      const status = resource.status;
-      if (!batchId || !(status === 'needs_review' || isTerminal(status))) return null;
-      return signedForWorkflow(signingKeys, 'batch-item-report', batchId, { paymentId: resource.id, status });
+      const report = batchId ? itemReport(resource) : null;
+      return report && batchId ? signedForWorkflow(signingKeys, 'batch-item-report', batchId, report) : null;
     },
 
     /** Writes a batch's record at a revision, likewise. */

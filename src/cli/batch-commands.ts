@@ -1,18 +1,17 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ITEM_STAGES, isBatchClosed } from '../domain/batch-model';
+import { ITEM_STAGES } from '../domain/batch-model';
 import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { OpsContext } from './ops-context';
-import { defaultOperator, durationOption, operatorOption, parseOptions, wantsJson } from './options';
+import { defaultOperator, operatorOption, parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
-import { RateMeter, itemsDone, progressLine } from './progress';
+import { addBatchWatch } from './batch-watch';
 
-const followOptions = z.object({ interval: durationOption });
 const byOptions = z.object({ by: operatorOption });
 
-/** `ops batch …`: show, follow, pause, resume and cancel payout batches. */
+/** `ops batch …`: show, watch, pause, resume and cancel payout batches. */
 export function registerBatch(program: Command, ctx: OpsContext): void {
-  const batch = program.command('batch').description('payout batches: show, follow, pause, resume, cancel');
+  const batch = program.command('batch').description('payout batches: show, watch, pause, resume, cancel');
 
   batch
     .command('show')
@@ -23,16 +22,7 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
       ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
     });
 
-  batch
-    .command('follow')
-    .description('follow a batch with a live progress bar until it completes, then print its summary')
-    .argument('<id>', 'batch id')
-    .option('--interval <duration>', 'how often to ask', '1s')
-    .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
-      const { interval } = parseOptions(followOptions, raw);
-      const progress = await follow(ctx, id, interval, !wantsJson(command.optsWithGlobals()));
-      ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
-    });
+  addBatchWatch(batch, ctx, summary);
 
   for (const [action, description] of [
     ['pause', 'stop starting items (those in flight go on)'],
@@ -49,27 +39,6 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
         const progress = await (await ctx.batches({ control: true })).control(id, action, by);
         ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
       });
-  }
-}
-
-async function follow(ctx: OpsContext, id: string, intervalMs: number, live: boolean): Promise<BatchProgress> {
-  const batches = await ctx.batches();
-  const meter = new RateMeter();
-  const tty = live && process.stdout.isTTY;
-  let lastLine = 0;
-  for (;;) {
-    const progress = await batches.get(id);
-    const rate = meter.sample(Date.now(), itemsDone(progress));
-    const closed = isBatchClosed(progress.status);
-    if (tty) {
-      ctx.write(`\r${progressLine(progress, rate)}\x1b[K${closed ? '\n' : ''}`);
-    } else if (live && (closed || Date.now() - lastLine >= 10_000)) {
-      // Not a terminal (a log, a CI job): a line now and then instead of redrawing one.
-      ctx.write(`${progressLine(progress, rate)}\n`);
-      lastLine = Date.now();
-    }
-    if (closed) return progress;
-    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

@@ -5,22 +5,6 @@ export function itemsDone(batch: BatchProgress): number {
   return batch.items.succeeded.count + batch.items.failed.count + batch.items.needs_review.count;
 }
 
-/** Follows the rate of finished items over a sliding window of samples, for a rate and an estimate of time left. */
-export class RateMeter {
-  private readonly samples: { at: number; done: number }[] = [];
-
-  constructor(private readonly windowMs = 30_000) {}
-
-  /** Records how many items were done at a moment; returns items per second over the window. */
-  sample(at: number, done: number): number {
-    this.samples.push({ at, done });
-    while (this.samples.length > 2 && at - (this.samples[0]?.at ?? at) > this.windowMs) this.samples.shift();
-    const first = this.samples[0];
-    if (!first || at <= first.at) return 0;
-    return (done - first.done) / ((at - first.at) / 1000);
-  }
-}
-
 /** One line of a progress bar: `[#####.....] 512/1000  51%  12.3/s  ~40s left  (7 in review)`. */
 export function progressLine(batch: BatchProgress, rate: number, width = 30): string {
   const total = batch.total.count;

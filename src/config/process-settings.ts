@@ -247,6 +247,9 @@ export const serverSchema = z
       .min(64 * 1024)
       .max(1024 * 1024 * 1024)
       .default(64 * 1024 * 1024),
+    BATCH_HALT_WINDOW: z.coerce.number().int().min(2).max(1000).default(50),
+    BATCH_HALT_FAILURE_SHARE: z.coerce.number().gt(0).max(1).default(0.2),
+    BATCH_HALT_PROVIDER_ERRORS: z.coerce.number().int().min(0).max(1000).default(5),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BATCH_STATUSES, ITEM_STAGES } from './batch-model';
+import { HALT_REASONS } from './halt-watch';
 import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
 import { PAYMENT_TYPES } from './requests';
 
@@ -87,6 +88,18 @@ export const paymentListSchema = z
 
 export const tallySchema = z.object({ count: z.number().int().min(0), amount: z.number() }).meta({ id: 'Tally' });
 
+/** How fast a running batch goes, from its items' records. */
+export const batchPaceSchema = z.object({
+  items_per_second: z
+    .number()
+    .nullable()
+    .describe(
+      "items done per second between the first item's start and the latest item's change; null until one is done",
+    ),
+  seconds_left: z.number().int().nullable().describe('the time left at that pace; null until there is a pace'),
+});
+export type BatchPace = z.infer<typeof batchPaceSchema>;
+
 /** A batch as the API and the CLI show it. */
 export const batchProgressSchema = z
   .object({
@@ -113,8 +126,20 @@ export const batchProgressSchema = z
       .string()
       .nullable()
       .describe(
-        "who paused the batch: an operator's name, or `merchant`; null unless paused. A pause by an operator is resumed only by an operator",
+        "who paused the batch: an operator's name, `merchant`, or `system` when it halted itself; null unless paused. A pause by an operator or the system is resumed only by an operator",
       ),
+    halt: z
+      .object({
+        reason: z.enum(HALT_REASONS),
+        message: z.string(),
+        at: timestamp,
+      })
+      .nullable()
+      .optional()
+      .describe(
+        'the latest time the batch halted itself (paused by `system`): too many of its latest items failed, or the provider answered a run of provider-wide errors; null when it never did',
+      ),
+    pace: batchPaceSchema.optional().describe('how fast it goes; only while it runs, as `GET` answers it'),
     metadata,
   })
   .meta({ id: 'PayoutBatch' });

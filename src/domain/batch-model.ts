@@ -2,6 +2,7 @@ import type { BatchItemOrder, PaymentTiming } from './payment-model';
 import type { Signed } from './signed';
 import type { z } from 'zod';
 import type { BatchProgressShape, tallySchema } from './api-resources';
+import type { HaltRules } from './halt-watch';
 
 // Plain values only (no zod at run time): the workflow bundle imports this module; the API's types come as types.
 
@@ -26,6 +27,8 @@ export interface BatchControl {
 
 /** Who a batch's pause names when its merchant paused it (an operator's pause names the operator). */
 export const MERCHANT_PAUSE = 'merchant';
+/** Who a batch's pause names when it halted itself: an operator's hold, which only an operator resumes. */
+export const SYSTEM_PAUSE = 'system';
 
 /** Where an item stands, as the batch counts it: `needs_review` ends an item for the batch, not for the payment. */
 export type ItemOutcome = 'succeeded' | 'failed' | 'needs_review';
@@ -57,14 +60,23 @@ export interface BatchInput {
   maxRunEvents: number;
   /** How often the batch asks after items in flight that have not reported. */
   itemCheckMs: number;
+  /** When the batch halts itself; absent in a batch started before the halt rules (it never halts). */
+  halt?: HaltRules;
   /** The merchant's metadata, answered with the batch; absent when none. */
   metadata?: Record<string, string>;
 }
 
-/** An item payment's report to its batch. */
+/** Whether a failure is about the item itself or about the provider as a whole (authentication, 5xx, unreachable). */
+export type FailureKind = 'item' | 'provider';
+
+/**
+ * An item payment's report to its batch: its outcome, or `in_flight` for an item still on its way whose initiation met
+ * a provider-wide error (only the halt watch counts that). `failure`: a failed item's, or that error's, code and kind.
+ */
 export interface ItemSettled {
   paymentId: string;
-  status: ItemOutcome;
+  status: ItemOutcome | 'in_flight';
+  failure?: { code: string; kind: FailureKind };
 }
 
 export type Tally = z.infer<typeof tallySchema>;

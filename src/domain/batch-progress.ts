@@ -1,4 +1,5 @@
 import type { BatchInput, BatchProgress, BatchStatus, ItemOutcome, ItemStage, Tally } from './batch-model';
+import type { BatchHalt, HaltWatchCarry } from './halt-watch';
 
 /** The part of a batch's state that a continued-as-new run carries over; amounts in minor units. */
 export interface BatchCarry {
@@ -19,6 +20,10 @@ export interface BatchCarry {
   recorded?: number;
   /** The nonces of reports and controls acted on, until each expires (signed.ts SeenNonces). */
   nonces?: Record<string, string>;
+  /** The batch's latest automatic halt (absent: it never halted). */
+  halt?: BatchHalt | null;
+  /** What the halt watch has seen of the latest items. */
+  haltWatch?: HaltWatchCarry;
 }
 
 /** A batch's state before it has started any item. */
@@ -68,6 +73,7 @@ export function batchProgress(input: BatchInput, carried: BatchCarry): BatchProg
     needs_review: Object.keys(carried.review),
     not_started: carried.notStarted,
     paused_by: carried.pausedBy ?? null,
+    halt: carried.halt ?? null,
     ...(input.metadata ? { metadata: input.metadata } : {}),
   };
 }

@@ -11,6 +11,7 @@ export const NOTIFICATION_TYPES = [
   'payment.late_callback',
   'batch.progress',
   'batch.completed',
+  'batch.halted',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];

@@ -8,6 +8,7 @@ import type { PaymentTiming } from '../domain/payment-model';
 import type { payoutBatchWorkflow } from '../workflows';
 import { batchProgress, newBatchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
+import type { HaltRules } from '../domain/halt-watch';
 import { messageBody } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { SearchAttributes, batchControlUpdate, batchProgressQuery } from '../workflows/definitions';
@@ -17,6 +18,7 @@ import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
 import { insertBatchItems } from '../records/batch-items';
 import { readBatch } from '../records/record-reads';
+import { withPace } from './batch-figures';
 import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
 import { recordAppliedAction } from './operator-action-log';
@@ -41,6 +43,8 @@ export interface BatchCreation {
   concurrency: number;
   maxRunEvents: number;
   itemCheckMs: number;
+  /** When a batch halts itself (BATCH_HALT_*). */
+  halt: HaltRules;
   /** The records: the batch's idempotency key is taken there before anything starts. */
   records: Database;
 }
@@ -119,6 +123,7 @@ export class Batches {
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,
       itemCheckMs: options.itemCheckMs,
+      halt: options.halt,
       ...(batch.metadata ? { metadata: batch.metadata } : {}),
     };
     try {
@@ -159,10 +164,11 @@ export class Batches {
     if (!record) return this.get(batchId);
     const recorded = boundAnswer(batchId, record.batch, record.merchantId);
     if (isBatchClosed(recorded.status)) return recorded;
-    return this.get(batchId).catch((err: unknown) => {
+    const progress = await this.get(batchId).catch((err: unknown) => {
       if (err instanceof AppError && err.kind !== 'conflict') return recorded;
       throw err;
     });
+    return withPace(records, progress);
   }
 
   /** The batch's progress, from the running workflow, the closed one's result, or the start of one that never ran. */

@@ -6,9 +6,10 @@ import type {
   BatchStatus,
   ItemSettled,
 } from '../domain/batch-model';
-import { MERCHANT_PAUSE, isBatchClosed } from '../domain/batch-model';
+import { MERCHANT_PAUSE, SYSTEM_PAUSE, isBatchClosed } from '../domain/batch-model';
 import { batchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
+import type { BatchHalt } from '../domain/halt-watch';
 
 const NOT_ALLOWED: Partial<Record<BatchStatus, Partial<Record<BatchAction, string>>>> = {
   running: { resume: 'the batch is not paused' },
@@ -63,8 +64,9 @@ export class BatchState {
     this.carried.nextIndex += 1;
   }
 
-  /** Counts an item's report; repeated or unknown reports change nothing. */
-  settled({ paymentId, status }: ItemSettled): void {
+  /** Counts an item's report; answers false when it changed nothing (repeated, unknown, or not an outcome). */
+  settled({ paymentId, status }: ItemSettled): boolean {
+    if (status === 'in_flight') return false;
     const { inFlight, review, settled } = this.carried;
     let amount = inFlight[paymentId];
     if (amount !== undefined) {
@@ -75,11 +77,20 @@ export class BatchState {
       settled.needs_review.count -= 1;
       settled.needs_review.amount -= amount;
     } else {
-      return;
+      return false;
     }
     settled[status].count += 1;
     settled[status].amount += amount;
     if (status === 'needs_review') review[paymentId] = amount;
+    return true;
+  }
+
+  /** The batch halts itself: paused as an operator's hold (`system`), so only an operator resumes it. */
+  halted(halt: BatchHalt): void {
+    this.carried.status = 'paused';
+    this.carried.pausedBy = SYSTEM_PAUSE;
+    this.carried.operatorHold = true;
+    this.carried.halt = halt;
   }
 
   /** Why the control is refused now, or undefined when it is allowed; an operator's pause is not the merchant's to lift. */

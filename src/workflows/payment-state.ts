@@ -88,8 +88,8 @@ export class PaymentState {
   }
 
   /** Nobody knows whether the provider acted on the request: never resend, let callbacks or reconciliation tell. */
-  initiationUnknown(reason: string, now: Date): void {
-    this.record(now, { type: 'initiation_unknown', message: reason });
+  initiationUnknown(reason: string, now: Date, code?: string): void {
+    this.record(now, { type: 'initiation_unknown', ...(code ? { status_code: code } : {}), message: reason });
     if (this.status === 'initiating') this.setStatus('pending', now);
     // No acknowledged transaction to compare with: callbacks that came early need the status query now.
     this.unconfirmed.push(...this.early.splice(0));

@@ -137,7 +137,8 @@ async function initiate(state: PaymentState, message: PaymentMessage, input: Pay
     if ((verdict === 'rejected' || verdict === 'untrusted') && failure)
       state.initiationRejected(failure, workflowTime());
     else if (verdict === 'not_sent') state.initiationNotSent(reason, workflowTime());
-    else state.initiationUnknown(reason, workflowTime());
+    // The failure's code, when the provider answered one, tells a batch whether it was about the provider as a whole.
+    else state.initiationUnknown(reason, workflowTime(), failure?.code);
   }
 }
 

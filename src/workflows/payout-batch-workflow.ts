@@ -25,6 +25,7 @@ import { toMinorUnits } from '../domain/money';
 import { batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
 import { BatchState } from './batch-state';
+import { BatchHaltGuard } from './batch-halt';
 import {
   SearchAttributes,
   batchControlUpdate,
@@ -66,10 +67,15 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
   const nonces = new SeenNonces(carry?.nonces);
   const records = batchRecords(input, carry?.recorded ?? 0);
   const notifier = new Notifier(input.merchantId, records);
+  const halts = new BatchHaltGuard(input, state);
   let toldStep = progressStep(state.progress());
   setHandler(batchProgressQuery, () => state.progress());
   const counted = (report: ItemSettled) => {
-    state.settled(report);
+    // Too many failures, or a run of provider-wide errors: the batch pauses itself until an operator acts.
+    if (halts.reported(report, state.settled(report))) {
+      publish(state, records);
+      notifier.emit('batch.halted', state.progress());
+    }
     showProgress(state);
     // Progress is told about ten times per batch (every 10 % of its items, at least 10 items apart), never per item.
     const progress = state.progress();
@@ -94,6 +100,7 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
       if (!nonces.refusal(control) && !state.refusal(control.body)) {
         nonces.remember(control, workflowTime());
         state.apply(control.body);
+        halts.controlled(control.body);
       }
       publish(state, records);
       await records.written(records.latest);
