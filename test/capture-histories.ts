@@ -63,6 +63,8 @@ const SHORT_TIMING = {
   BATCH_RUN_MAX_EVENTS: '500',
   // Items that wait for reconciliation outlast two ticks: the batch histories hold the item check's timers and activity.
   BATCH_ITEM_CHECK_INTERVAL: '1s',
+  // The payroll fails a third of its items on purpose: no automatic halt (test/batch-halt.test.ts has those).
+  BATCH_HALT_FAILURE_SHARE: '1',
 };
 /** Timings that keep workflows open past the capture, as an upgrade finds them (cards reconcile at once). */
 const LONG_TIMING = {
@@ -73,6 +75,7 @@ const LONG_TIMING = {
   RECONCILE_INTERVAL: '30m',
   LATE_CALLBACK_WINDOW: '1h',
   BATCH_CONCURRENCY: '2',
+  BATCH_HALT_FAILURE_SHARE: '1',
 };
 const PAYROLL_ITEMS = 120;
 const PAYROLL_SCENARIOS = ['00', '00', '11', '00', '88', '22'];
