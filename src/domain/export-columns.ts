@@ -20,3 +20,20 @@ export type PaymentExportColumn = (typeof PAYMENT_EXPORT_COLUMNS)[number]['name'
 
 /** One data row of an export, a cell per column in order; null is an empty cell. */
 export type PaymentExportRow = (string | null)[];
+
+/** Each column of a payout batch's report (`report.csv`): every item in upload order, started or not. */
+export const BATCH_REPORT_COLUMNS = [
+  { name: 'position', description: "the item's place in the upload, from 1" },
+  { name: 'reference', description: "the item's reference" },
+  { name: 'amount', description: 'the amount, with two decimals (`250.00`)' },
+  {
+    name: 'status',
+    description: "its payment's status as `GET` shows it, or `not_started` when the batch has not started it",
+  },
+  { name: 'provider_transaction_id', description: "the provider's transaction id; empty when it has none" },
+  { name: 'failure_code', description: 'why it failed (`provider_declined`, …); empty when it has not' },
+  { name: 'failure_message', description: 'the failure in words; empty when it has not failed' },
+  { name: 'payment_id', description: "the item's payment id (`GET /v1/payments/{id}`), started or not" },
+] as const;
+
+export type BatchReportColumn = (typeof BATCH_REPORT_COLUMNS)[number]['name'];
