@@ -33,6 +33,8 @@ export const MAX_LISTED_ERRORS = 100;
 interface Upload {
   /** What a line's part is called in an error: a CSV column, a JSON field. */
   part: 'column' | 'field';
+  /** False when the file could not be read as items at all (no usable header row): only its errors are told. */
+  readable: boolean;
   items: unknown[];
   lines: number[];
   errors: LineError[];
@@ -76,7 +78,7 @@ async function* limited(request: FastifyRequest, payload: Readable): AsyncGenera
 
 /** Reads a CSV upload: a header row naming the columns, then one item per record. */
 async function csvUpload(source: Readable): Promise<Upload> {
-  const upload: Upload = { part: 'column', items: [], lines: [], errors: [] };
+  const upload: Upload = { part: 'column', readable: true, items: [], lines: [], errors: [] };
   const parser = parse({
     bom: true,
     info: true,
@@ -95,7 +97,7 @@ async function csvUpload(source: Readable): Promise<Upload> {
       if (!header) {
         header = record.map((name) => name.trim());
         const headerErrors = csvHeaderErrors(header);
-        if (headerErrors.length > 0) return { ...upload, errors: headerErrors };
+        if (headerErrors.length > 0) return { ...upload, readable: false, errors: headerErrors };
         continue;
       }
       if (record.length !== header.length) {
@@ -111,8 +113,9 @@ async function csvUpload(source: Readable): Promise<Upload> {
     const line = typeof err.lines === 'number' ? err.lines : 0;
     upload.errors.push({ line, path: `line ${line}`, message: err.message });
   }
-  if (!header) upload.errors.push({ line: 1, path: 'line 1', message: 'must be the header row naming the columns' });
-  return upload;
+  if (header) return upload;
+  const message = 'must be the header row naming the columns';
+  return { ...upload, readable: false, errors: [...upload.errors, { line: 1, path: 'line 1', message }] };
 }
 
 function csvHeaderErrors(header: readonly string[]): LineError[] {
@@ -147,7 +150,7 @@ function csvItem(header: readonly string[], record: readonly string[], line: num
 
 /** Reads a JSON-lines upload: one item (a JSON object, as in a JSON batch's `items`) per non-empty line. */
 async function jsonLinesUpload(source: Readable): Promise<Upload> {
-  const upload: Upload = { part: 'field', items: [], lines: [], errors: [] };
+  const upload: Upload = { part: 'field', readable: true, items: [], lines: [], errors: [] };
   const decoder = new StringDecoder('utf8');
   let rest = '';
   let line = 0;
@@ -176,6 +179,7 @@ async function jsonLinesUpload(source: Readable): Promise<Upload> {
  * first errors by line (and how many in all) when any line is bad.
  */
 function checked(request: FastifyRequest, deps: { keys: ApiKeys; rules: RequestRules }, upload: Upload) {
+  if (!upload.readable) throw invalid(upload.errors);
   const caller = deps.keys.authenticate(request);
   const merchantId = caller.role === 'merchant' ? caller.merchantId : '*';
   const query = request.query as Record<string, unknown>;
@@ -183,11 +187,16 @@ function checked(request: FastifyRequest, deps: { keys: ApiKeys; rules: RequestR
   const parsed = payoutBatchSchema(deps.rules.maxAmount(merchantId)).safeParse(body);
   const errors = parsed.success ? upload.errors : [...upload.errors, ...located(parsed.error, upload)];
   if (errors.length === 0 && parsed.success) return parsed.data satisfies PayoutBatchRequest;
+  throw invalid(errors);
+}
+
+/** The 400 of a bad upload: its first errors by line, and how many in all. */
+function invalid(errors: LineError[]): ApiError {
   errors.sort((a, b) => a.line - b.line);
   const listed = errors.slice(0, MAX_LISTED_ERRORS).map(({ path, message }) => ({ path, message }));
   const count = errors.length === 1 ? '1 error' : `${errors.length} errors`;
   const shown = errors.length > listed.length ? `; the first ${listed.length} are listed` : '';
-  throw new ApiError(400, 'invalid_request', `the batch is invalid: ${count}${shown}`, listed);
+  return new ApiError(400, 'invalid_request', `the batch is invalid: ${count}${shown}`, listed);
 }
 
 /** The schema's errors by line: `items.3.amount` becomes `line 5, column amount` (the item's line, its field). */
