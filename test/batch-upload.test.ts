@@ -27,13 +27,14 @@ interface ErrorBody {
 type Item = ReturnType<typeof sampleBatchItems>[number];
 
 const MB = 1024 * 1024;
+/** The upload limit: 8 MiB before items live in PostgreSQL, BATCH_UPLOAD_LIMIT_BYTES after (set to the same here). */
+const UPLOAD_LIMIT = 8 * MB;
 const HEADER = UPLOAD_CSV_COLUMNS.map(({ name }) => name);
 
 let stack: Stack;
 let db: Database;
 before(async () => {
-  // The upload limit is 8 MiB before items live in PostgreSQL, this setting's after: either way under 9 MiB.
-  stack = await startStack({ env: { BATCH_CONCURRENCY: '2', BATCH_UPLOAD_LIMIT_BYTES: String(MB) } });
+  stack = await startStack({ env: { BATCH_CONCURRENCY: '2', BATCH_UPLOAD_LIMIT_BYTES: String(UPLOAD_LIMIT) } });
   db = openDatabase(testDatabaseUrl(), { max: 2 });
   // Until items live in PostgreSQL (issue 23, part A: migration 005), the report's table is made here as it will be.
   await db.query(`CREATE TABLE IF NOT EXISTS batch_items (
@@ -228,6 +229,23 @@ describe('a CSV batch', () => {
     await assertNothingStarted(reference);
   });
 
+  it('names the line of a bank the provider does not list, and starts nothing', async () => {
+    const reference = uniqueReference('csv-bank');
+    const items = sampleBatchItems(3).map((item, i) => (i === 1 ? { ...item, bank_code: 'XX999999' } : item));
+    const response = await upload<ErrorBody>(reference, csvOf(items), 'text/csv');
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error.message, 'the batch is invalid: 1 error');
+    assert.deepEqual(response.body.error.fields, [
+      { path: 'line 3, column bank_code', message: '"XX999999" is not a bank the provider supports' },
+    ]);
+    const lines = await upload<ErrorBody>(reference, jsonLinesOf(items), 'application/x-ndjson');
+    assert.deepEqual(
+      lines.body.error.fields.map((f) => f.path),
+      ['line 2, field bank_code'],
+    );
+    await assertNothingStarted(reference);
+  });
+
   it(`lists the first ${MAX_LISTED_ERRORS} errors and says how many in all`, async () => {
     const reference = uniqueReference('csv-many');
     const items = sampleBatchItems(150).map((item) => ({ ...item, bank_code: 'no!' }));
@@ -331,37 +349,37 @@ describe('the report of a cancelled batch', () => {
 });
 
 /**
- * Sends a CSV upload over 9 MiB on a raw socket, declared in `content-length` or chunked, and answers the status line
- * of what the server said (as soon as it says it).
+ * Starts a CSV upload past the 8 MiB limit on a raw socket, its size declared in `content-length` (then sends nothing
+ * more) or chunked (then sends just past the limit and waits), and answers the status line of what the server said.
  */
 async function answerTo(declare: boolean): Promise<string> {
   const { hostname, port } = new URL(stack.baseUrl);
   const socket = connect(Number(port), hostname);
   socket.on('error', () => {
-    // The server closes the connection after its answer; writes still under way then fail.
+    // A reset after the answer: the status line, or its absence, says what happened.
   });
-  const rows = csvOf(sampleBatchItems(10_000));
-  const total = 9 * MB;
+  const answer = new Promise<string>((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1').split('\r\n')[0] ?? ''));
+    socket.once('close', () => resolve('closed without an answer'));
+  });
   const head = [
     `POST /v1/payout-batches?reference=${uniqueReference('too-big')} HTTP/1.1`,
     `host: ${hostname}:${port}`,
     'content-type: text/csv',
     `authorization: Bearer ${MERCHANT_KEY}`,
-    declare ? `content-length: ${total}` : 'transfer-encoding: chunked',
+    declare ? `content-length: ${UPLOAD_LIMIT + 1}` : 'transfer-encoding: chunked',
   ];
-  const answer = new Promise<string>((resolve) =>
-    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1').split('\r\n')[0] ?? '')),
-  );
   try {
     socket.write(`${head.join('\r\n')}\r\n\r\n`);
-    let sent = 0;
-    let answered: string | undefined;
-    void answer.then((line) => (answered = line));
-    while (sent < total && answered === undefined && !socket.destroyed) {
-      const piece = rows.slice(0, Math.min(rows.length, total - sent));
-      socket.write(declare ? piece : `${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`);
-      sent += Buffer.byteLength(piece);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    if (!declare) {
+      // Just past the limit, and no more: the server reads all of it, so its close cannot reset the answer away.
+      const chunk = (text: string) =>
+        new Promise((resolve) => socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`, resolve));
+      const rows = csvOf(sampleBatchItems(10_000));
+      let sent = 0;
+      for (; sent + rows.length <= UPLOAD_LIMIT; sent += rows.length) await chunk(rows);
+      await chunk(rows.slice(0, UPLOAD_LIMIT - sent));
+      await chunk(csvOf(sampleBatchItems(10)).slice(0, 1024));
     }
     return await answer;
   } finally {

@@ -10,8 +10,7 @@ import type { Batches } from '../payments/payout-batches';
 import { AppError } from '../payments/app-errors';
 import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
-import { assertKnownBanks } from './bank-check';
-import { UPLOAD_CSV_COLUMNS, UPLOAD_TYPES, addUploadParsers } from './batch-upload';
+import { UPLOAD_CSV_COLUMNS, UPLOAD_TYPES, addUploadParsers, assertItemBanks } from './batch-upload';
 import { ApiError } from './http-errors';
 import { cursorError, listPage } from './pagination';
 import {
@@ -142,10 +141,7 @@ const createRoute = route(
         { path: 'query.reference', message: "differs from the body's reference" },
       ]);
     }
-    await assertKnownBanks(
-      banks,
-      body.items.map((item, index) => ({ path: `items.${index}.bank_code`, code: item.bank_code })),
-    );
+    await assertItemBanks(request, banks, body.items);
     const { created, batch } = await batches.create(caller.merchantId, body);
     request.log.info({ batchId: batch.id, created, items: batch.total.count }, 'payout batch submitted');
     return reply.status(created ? 201 : 200).send(batch);

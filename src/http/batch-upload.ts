@@ -2,10 +2,12 @@ import { Readable, pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { CsvError, parse } from 'csv-parse';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { BankDirectory } from '../banks/directory';
 import { payoutBatchSchema } from '../domain/batch-request';
 import type { PayoutBatchRequest } from '../domain/batch-request';
 import type { RequestRules } from '../domain/requests';
 import type { ApiKeys } from './auth';
+import { assertKnownBanks } from './bank-check';
 import { ApiError, validationError } from './http-errors';
 import type { FieldError } from './http-errors';
 
@@ -45,6 +47,9 @@ interface LineError extends FieldError {
 }
 
 const DECIMAL = /^\d+(\.\d+)?$/;
+
+/** Each file upload's items' lines, for the checks the route makes after the body is read (the banks). */
+const uploads = new WeakMap<FastifyRequest, Upload>();
 
 /**
  * Registers the CSV and JSON-lines parsers on a scope (the batch creation route's own): the body becomes the same
@@ -186,8 +191,37 @@ function checked(request: FastifyRequest, deps: { keys: ApiKeys; rules: RequestR
   const body = { reference: query.reference, items: upload.items };
   const parsed = payoutBatchSchema(deps.rules.maxAmount(merchantId)).safeParse(body);
   const errors = parsed.success ? upload.errors : [...upload.errors, ...located(parsed.error, upload)];
-  if (errors.length === 0 && parsed.success) return parsed.data satisfies PayoutBatchRequest;
+  if (errors.length === 0 && parsed.success) {
+    uploads.set(request, upload);
+    return parsed.data satisfies PayoutBatchRequest;
+  }
   throw invalid(errors);
+}
+
+/**
+ * Refuses (400) items whose bank the provider does not list, each named by its path: `items.3.bank_code` in a JSON
+ * batch, its line in a file (`line 5, column bank_code`, the first 100 listed as for the file's other errors).
+ */
+export async function assertItemBanks(
+  request: FastifyRequest,
+  banks: BankDirectory,
+  items: readonly { bank_code: string }[],
+): Promise<void> {
+  const upload = uploads.get(request);
+  const path = (index: number) => {
+    const line = upload?.lines[index];
+    return upload && line !== undefined ? `line ${line}, ${upload.part} bank_code` : `items.${index}.bank_code`;
+  };
+  try {
+    await assertKnownBanks(
+      banks,
+      items.map((item, index) => ({ path: path(index), code: item.bank_code })),
+    );
+  } catch (err) {
+    if (!upload || !(err instanceof ApiError) || err.statusCode !== 400) throw err;
+    const lineOf = (field: FieldError) => Number(/^line (\d+)/.exec(field.path)?.[1] ?? 0);
+    throw invalid(err.fields.map((field) => ({ ...field, line: lineOf(field) })));
+  }
 }
 
 /** The 400 of a bad upload: its first errors by line, and how many in all. */
