@@ -10,6 +10,13 @@ import type { RecordSelection } from './record-reads';
 // file) or a batch's items (in upload order), streamed through a cursor on one pooled connection, so memory stays the
 // same whatever the export's size.
 
+/** The outcome columns' SQL, of the payment record `payment` names (`payments` itself, or its alias). */
+const outcome = (payment: string) => ({
+  provider_transaction_id: `${payment}.resource->'provider'->>'transaction_id'`,
+  failure_code: `${payment}.resource->'failure'->>'code'`,
+  failure_message: `${payment}.resource->'failure'->>'message'`,
+});
+
 /** Each column's SQL: the times verbatim from the resource, as `GET` answers them; the amount as stored (`12.50`). */
 const EXPRESSIONS: Record<PaymentExportColumn, string> = {
   id: 'id',
@@ -19,9 +26,7 @@ const EXPRESSIONS: Record<PaymentExportColumn, string> = {
   amount: 'amount::text',
   created_at: "resource->>'created_at'",
   updated_at: "resource->>'updated_at'",
-  provider_transaction_id: "resource->'provider'->>'transaction_id'",
-  failure_code: "resource->'failure'->>'code'",
-  failure_message: "resource->'failure'->>'message'",
+  ...outcome('payments'),
   batch_id: 'batch_id',
 };
 
@@ -33,9 +38,7 @@ const REPORT_EXPRESSIONS: Record<BatchReportColumn, string> = {
   reference: 'i.reference',
   amount: 'i.amount::text',
   status: "COALESCE(p.status, 'not_started')",
-  provider_transaction_id: "p.resource->'provider'->>'transaction_id'",
-  failure_code: "p.resource->'failure'->>'code'",
-  failure_message: "p.resource->'failure'->>'message'",
+  ...outcome('p'),
   payment_id: 'i.payment_id',
 };
 
