@@ -272,6 +272,16 @@ describe('a CSV batch', () => {
     assert.match(streamed, /^HTTP\/1\.1 413 /);
   });
 
+  it('is refused 415 in another encoding than UTF-8', async () => {
+    const response = await upload<ErrorBody>(
+      uniqueReference('csv-latin1'),
+      csvOf(sampleBatchItems(1)),
+      'text/csv; charset=ISO-8859-1',
+    );
+    assert.equal(response.status, 415);
+    assert.equal(response.body.error.message, 'send the file in UTF-8');
+  });
+
   it('is a merchant key’s to send: an operator key is refused before the file is read', async () => {
     const response = await upload<ErrorBody>(
       uniqueReference('csv-op'),

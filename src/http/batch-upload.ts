@@ -57,14 +57,28 @@ const uploads = new WeakMap<FastifyRequest, Upload>();
  * caller's merchant; or a 400 naming each bad line, or a 413 past the route's body limit.
  */
 export function addUploadParsers(scope: FastifyInstance, deps: { keys: ApiKeys; rules: RequestRules }): void {
-  const read = async (request: FastifyRequest, payload: Readable, parseUpload: (chunks: Readable) => Promise<Upload>) =>
-    checked(request, deps, await parseUpload(Readable.from(limited(request, payload))));
+  const read = async (
+    request: FastifyRequest,
+    payload: Readable,
+    parseUpload: (chunks: Readable) => Promise<Upload>,
+  ) => {
+    assertUtf8(request);
+    return checked(request, deps, await parseUpload(Readable.from(limited(request, payload))));
+  };
   scope.addContentTypeParser('text/csv', (request: FastifyRequest, payload: Readable) =>
     read(request, payload, csvUpload),
   );
   scope.addContentTypeParser('application/x-ndjson', (request: FastifyRequest, payload: Readable) =>
     read(request, payload, jsonLinesUpload),
   );
+}
+
+/** A 415 for a file in another encoding than UTF-8 (read as UTF-8, its names would change silently). */
+function assertUtf8(request: FastifyRequest): void {
+  const charset = /;\s*charset="?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError(415, 'unsupported_media_type', 'send the file in UTF-8');
+  }
 }
 
 /** The body's bytes, refused with a 413 past the route's limit (left unread then: fastify closes the connection). */
