@@ -14,7 +14,7 @@ import type { Database } from '../src/records/database';
 import { waitForBatch } from './support/batch-helpers';
 import { assertDocumented } from './support/openapi-checks';
 import { uniqueReference } from './support/request-builders';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack, testDatabaseUrl } from './support/test-stack';
+import { MERCHANT_KEY, OPERATOR_KEY, OTHER_MERCHANT_KEY, startStack, testDatabaseUrl } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // Payout batches uploaded as files (CSV, JSON lines): every line checked before anything starts, a 400 naming each
@@ -356,6 +356,23 @@ describe('the report of a cancelled batch', () => {
     const notStarted = lines.filter((line) => line.status === 'not_started').length;
     assert.ok(notStarted > 0, 'a batch cancelled at once leaves items unstarted');
     assert.equal(notStarted, done.items.not_started.count);
+  });
+
+  it("is 404 for an unknown batch and for another merchant's", async () => {
+    const reference = uniqueReference('csv-own');
+    const created = await upload(reference, csvOf(sampleBatchItems(1)), 'text/csv');
+    assert.equal(created.status, 201);
+    for (const [id, key] of [
+      [batchWorkflowId('acme', uniqueReference('no-such')), MERCHANT_KEY],
+      [created.body.id, OTHER_MERCHANT_KEY],
+    ] as const) {
+      const path = `/v1/payout-batches/${id}/report.csv`;
+      const response = await request(`${stack.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      const body = (await response.body.json()) as ErrorBody;
+      assertDocumented('GET', path, { status: response.statusCode, headers: response.headers, body });
+      assert.equal(response.statusCode, 404);
+      assert.equal(body.error.code, 'not_found');
+    }
   });
 });
 
