@@ -5,11 +5,13 @@ import { BATCH_ACTIONS } from '../domain/batch-model';
 import { payoutBatchSchema } from '../domain/batch-request';
 import { isBatchItemOf, isMerchantBatch } from '../domain/ids';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
+import { referenceSchema } from '../domain/requests';
 import type { Batches } from '../payments/payout-batches';
 import { AppError } from '../payments/app-errors';
 import type { PaymentReads } from '../payments/payment-reads';
 import type { Caller } from './auth';
-import { assertKnownBanks } from './bank-check';
+import { UPLOAD_CSV_COLUMNS, UPLOAD_TYPES, addUploadParsers, assertItemBanks } from './batch-upload';
+import { ApiError } from './http-errors';
 import { cursorError, listPage } from './pagination';
 import {
   creationErrors,
@@ -23,6 +25,7 @@ import {
   withKey,
 } from './route-parts';
 import { route } from './route-spec';
+import type { Route } from './route-spec';
 
 // Payout batches: merchants submit and watch them; merchants and operators pause, resume and cancel.
 
@@ -58,7 +61,11 @@ const example = {
 };
 const batch = { schema: batchProgressSchema, example };
 
-const createPayoutBatch = route(
+const uploadColumns = UPLOAD_CSV_COLUMNS.map(
+  ({ name, required, description }) => `- \`${name}\`${required ? '' : ' (optional)'}: ${description}`,
+).join('\n');
+
+const createRoute = route(
   {
     operationId: 'createPayoutBatch',
     method: 'POST',
@@ -68,9 +75,20 @@ const createPayoutBatch = route(
     description:
       'Bank credits, every one validated before anything starts; the same reference and body again answers 200 ' +
       'with the same batch. Bodies up to `BATCH_UPLOAD_LIMIT_BYTES` (default 64 MiB, about 100,000 items); larger ' +
-      'ones answer 413.',
+      'ones answer 413.\n\n' +
+      'The items may also come as a file, the batch reference in the `reference` query parameter (a file carries no ' +
+      'metadata): `text/csv` (RFC 4180, UTF-8) whose header row names these columns, in any order:\n\n' +
+      `${uploadColumns}\n\n` +
+      'or `application/x-ndjson`: one item per line, as a JSON object of the same fields. Every line is checked ' +
+      'before anything starts: a 400 lists each bad one (`line 5, column amount`), the first ' +
+      '100 of them, its message saying how many in all.',
     auth: 'merchant',
     forbidden: 'batches are created with a merchant key',
+    query: z.object({
+      reference: referenceSchema
+        .optional()
+        .describe("the batch's reference for a `text/csv` or `application/x-ndjson` body; a JSON body has its own"),
+    }),
     body: {
       id: 'PayoutBatchRequest',
       schema: (rules, merchantId) => payoutBatchSchema(rules.maxAmount(merchantId)),
@@ -97,6 +115,16 @@ const createPayoutBatch = route(
           metadata: { run: 'May payroll' },
         },
       },
+      alsoAccepts: UPLOAD_TYPES,
+      textExamples: {
+        'text/csv':
+          'reference,amount,customer_name,bank_code,account_number,description\r\n' +
+          'emp-1,250.00,Kofi Boateng,GH030100,1234567890,May salary\r\n' +
+          'emp-2,310.00,Ama Mensah,GH020100,9876543210,\r\n',
+        'application/x-ndjson':
+          '{"reference":"emp-1","amount":250,"customer_name":"Kofi Boateng","bank_code":"GH030100","account_number":"1234567890"}\n' +
+          '{"reference":"emp-2","amount":310,"customer_name":"Ama Mensah","bank_code":"GH020100","account_number":"9876543210"}\n',
+      },
     },
     answers: {
       201: { description: 'A new batch.', ...batch },
@@ -105,16 +133,30 @@ const createPayoutBatch = route(
     errors: creationErrors,
     options: (rules) => ({ bodyLimit: rules.batchUploadLimitBytes }),
   },
-  async ({ caller, body, request, reply }, { batches, banks }: BatchRouteDeps) => {
-    await assertKnownBanks(
-      banks,
-      body.items.map((item, index) => ({ path: `items.${index}.bank_code`, code: item.bank_code })),
-    );
+  async ({ caller, body, query, request, reply }, { batches, banks }: BatchRouteDeps) => {
+    if (query.reference !== undefined && query.reference !== body.reference) {
+      throw new ApiError(400, 'invalid_request', 'the batch is invalid', [
+        { path: 'query.reference', message: "differs from the body's reference" },
+      ]);
+    }
+    await assertItemBanks(request, banks, body.items);
     const { created, batch } = await batches.create(caller.merchantId, body);
     request.log.info({ batchId: batch.id, created, items: batch.total.count }, 'payout batch submitted');
     return reply.status(created ? 201 : 200).send(batch);
   },
 );
+
+/** The creation route in a scope of its own: only it reads CSV and JSON-lines bodies. */
+const createPayoutBatch: Route<BatchRouteDeps> = {
+  ...createRoute,
+  register: (app, deps) => {
+    void app.register((scope, _options, done) => {
+      addUploadParsers(scope, deps);
+      createRoute.register(scope, deps);
+      done();
+    });
+  },
+};
 
 const getPayoutBatch = route(
   {

@@ -196,7 +196,10 @@ function operation(spec: RouteSpec, body: z.ZodType | undefined): Json {
                         Object.entries(spec.body?.examples ?? {}).map(([name, value]) => [name, { value }]),
                       ),
                     }
-                  : { schema: { type: 'string' } },
+                  : {
+                      schema: { type: 'string' },
+                      ...(spec.body?.textExamples?.[type] ? { example: spec.body.textExamples[type] } : {}),
+                    },
               ]),
             ),
           },

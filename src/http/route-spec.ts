@@ -26,6 +26,8 @@ export interface BodySpec {
   examples: Record<string, unknown>;
   /** Content types other than JSON that the route reads (callbacks). */
   alsoAccepts?: readonly string[];
+  /** An example body of each of those content types, as text. */
+  textExamples?: Readonly<Record<string, string>>;
   /** False: an absent body reads as `{}`. */
   required?: boolean;
   /** The message of the 400 naming the bad fields (default: "the request is invalid"). */

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Database } from '../records/database';
-import { streamPaymentRows } from '../records/record-exports';
+import { streamBatchReportRows, streamPaymentRows } from '../records/record-exports';
 import type { RecordSelection } from '../records/record-reads';
 import { AppError, recordCall } from './app-errors';
 
@@ -23,13 +23,22 @@ export class PaymentExports {
    * The rows of the records a selection holds (one `PaymentExportRow` per record), as an object stream that gives its
    * connection back when it closes. `unavailable` when PostgreSQL is, or when too many exports run already.
    */
-  async rows(selection: Omit<RecordSelection, 'startingAfter'>): Promise<Readable> {
+  rows(selection: Omit<RecordSelection, 'startingAfter'>): Promise<Readable> {
+    return this.stream(() => streamPaymentRows(this.records, selection));
+  }
+
+  /** A batch's report: one row per item in upload order (`BATCH_REPORT_COLUMNS`), as `rows` streams them. */
+  batchReport(batchId: string): Promise<Readable> {
+    return this.stream(() => streamBatchReportRows(this.records, batchId));
+  }
+
+  private async stream(open: () => Promise<Readable>): Promise<Readable> {
     if (this.running >= this.maxRunning) {
       throw new AppError('unavailable', `${this.maxRunning} exports are running already; try again shortly`);
     }
     this.running++;
     try {
-      const rows = await recordCall(() => streamPaymentRows(this.records, selection));
+      const rows = await recordCall(open);
       rows.once('close', () => this.running--);
       return rows;
     } catch (err) {

@@ -1,13 +1,21 @@
 import type { Readable } from 'node:stream';
 import QueryStream from 'pg-query-stream';
-import { PAYMENT_EXPORT_COLUMNS } from '../domain/export-columns';
-import type { PaymentExportColumn } from '../domain/export-columns';
+import { BATCH_REPORT_COLUMNS, PAYMENT_EXPORT_COLUMNS } from '../domain/export-columns';
+import type { BatchReportColumn, PaymentExportColumn } from '../domain/export-columns';
 import type { Database } from './database';
 import { selectionWhere } from './record-reads';
 import type { RecordSelection } from './record-reads';
 
-// The CSV exports' read: payment records streamed through a cursor on one pooled connection, oldest first by
-// (created_at, id), so memory stays the same whatever the export's size and a range exported twice is the same file.
+// The CSV exports' reads: payment records (oldest first by (created_at, id), so a range exported twice is the same
+// file) or a batch's items (in upload order), streamed through a cursor on one pooled connection, so memory stays the
+// same whatever the export's size.
+
+/** The outcome columns' SQL, of the payment record `payment` names (`payments` itself, or its alias). */
+const outcome = (payment: string) => ({
+  provider_transaction_id: `${payment}.resource->'provider'->>'transaction_id'`,
+  failure_code: `${payment}.resource->'failure'->>'code'`,
+  failure_message: `${payment}.resource->'failure'->>'message'`,
+});
 
 /** Each column's SQL: the times verbatim from the resource, as `GET` answers them; the amount as stored (`12.50`). */
 const EXPRESSIONS: Record<PaymentExportColumn, string> = {
@@ -18,13 +26,23 @@ const EXPRESSIONS: Record<PaymentExportColumn, string> = {
   amount: 'amount::text',
   created_at: "resource->>'created_at'",
   updated_at: "resource->>'updated_at'",
-  provider_transaction_id: "resource->'provider'->>'transaction_id'",
-  failure_code: "resource->'failure'->>'code'",
-  failure_message: "resource->'failure'->>'message'",
+  ...outcome('payments'),
   batch_id: 'batch_id',
 };
 
 const SELECT_LIST = PAYMENT_EXPORT_COLUMNS.map(({ name }) => EXPRESSIONS[name]).join(', ');
+
+/** A batch report's columns: the item as uploaded (`batch_items i`), its payment's record (`payments p`) if any. */
+const REPORT_EXPRESSIONS: Record<BatchReportColumn, string> = {
+  position: '(i.position + 1)::text',
+  reference: 'i.reference',
+  amount: 'i.amount::text',
+  status: "COALESCE(p.status, 'not_started')",
+  ...outcome('p'),
+  payment_id: 'i.payment_id',
+};
+
+const REPORT_SELECT_LIST = BATCH_REPORT_COLUMNS.map(({ name }) => REPORT_EXPRESSIONS[name]).join(', ');
 
 /** Rows fetched from the cursor at a time: what an export holds in memory at most, besides the sockets' buffers. */
 const CURSOR_BATCH = 500;
@@ -38,12 +56,28 @@ const CLOSE_TIMEOUT_MS = 5_000;
  */
 export async function streamPaymentRows(db: Database, selection: RecordSelection): Promise<Readable> {
   const { where, values } = selectionWhere(selection);
-  const client = await db.connect();
   // The comment names the query in pg_stat_activity.
-  const rows = new ExportCursor(
+  return streamRows(
+    db,
     `/* payments export */ SELECT ${SELECT_LIST} FROM payments ${where} ORDER BY created_at, id`,
     values,
   );
+}
+
+/** A batch's items in upload order, each with its payment's outcome (none yet: `not_started`), as `streamPaymentRows`. */
+export async function streamBatchReportRows(db: Database, batchId: string): Promise<Readable> {
+  return streamRows(
+    db,
+    `/* batch report */ SELECT ${REPORT_SELECT_LIST} FROM batch_items i LEFT JOIN payments p ON p.id = i.payment_id ` +
+      'WHERE i.batch_id = $1 ORDER BY i.position',
+    [batchId],
+  );
+}
+
+/** A query's rows through a cursor on a connection of its own, given back when the stream closes. */
+async function streamRows(db: Database, text: string, values: unknown[]): Promise<Readable> {
+  const client = await db.connect();
+  const rows = new ExportCursor(text, values);
   let failure: Error | undefined;
   let released = false;
   const release = (err?: Error) => {
