@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { APPROVAL_DECISIONS } from './approval-rules';
 import { BATCH_STATUSES, ITEM_STAGES } from './batch-model';
 import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
 import { PAYMENT_TYPES } from './requests';
@@ -115,6 +116,14 @@ export const batchProgressSchema = z
       .describe(
         "who paused the batch: an operator's name, or `merchant`; null unless paused. A pause by an operator is resumed only by an operator",
       ),
+    starts_at: timestamp.nullable().describe('when its items may start (`scheduled_at`); null: at once'),
+    approvals_required: z.number().int().describe('how many different operators must approve it before it starts'),
+    approvals: z
+      .array(z.object({ operator: z.string(), decision: z.enum(APPROVAL_DECISIONS), at: timestamp }))
+      .describe("operators' decisions, in order: who approved or rejected it, and when"),
+    approval_expires_at: timestamp
+      .nullable()
+      .describe('when it expires, nothing sent, unless approved by then; null when it needs no approval'),
     metadata,
   })
   .meta({ id: 'PayoutBatch' });

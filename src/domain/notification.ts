@@ -11,6 +11,10 @@ export const NOTIFICATION_TYPES = [
   'payment.late_callback',
   'batch.progress',
   'batch.completed',
+  'batch.approval_required',
+  'batch.approved',
+  'batch.rejected',
+  'batch.expired',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];

@@ -57,6 +57,10 @@ const example = {
   needs_review: [],
   not_started: null,
   paused_by: null,
+  starts_at: null,
+  approvals_required: 0,
+  approvals: [],
+  approval_expires_at: null,
   metadata: { run: 'May payroll' },
 };
 const batch = { schema: batchProgressSchema, example };

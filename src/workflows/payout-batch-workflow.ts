@@ -25,6 +25,7 @@ import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import { batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
+import { approvalAndStart } from './batch-approval';
 import { BatchState } from './batch-state';
 import {
   SearchAttributes,
@@ -118,7 +119,11 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     state.apply(TEMPORAL_CANCEL);
     publish(state, records);
   });
-  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records, nonces));
+  // A scheduled batch, or one that needs approvals, waits here first; rejected or expired, it ends here, nothing sent.
+  const phase = { input, state, nonces, notifier, records, publish: () => publish(state, records), firstRun: !carry };
+  return await CancellationScope.nonCancellable(
+    async () => (await approvalAndStart(phase)) ?? (await runItems(message, input, state, notifier, records, nonces)),
+  );
 }
 
 /**

@@ -1,0 +1,84 @@
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { approvalOutcome } from '../domain/approval-rules';
+import type { ApprovalInput } from '../domain/approval-rules';
+import type { BatchInput, BatchProgress } from '../domain/batch-model';
+import { approvalDeadline } from '../domain/batch-progress';
+import type { SeenNonces, Signed } from '../domain/signed';
+import type { BatchState } from './batch-state';
+import { batchApprovalUpdate } from './definitions';
+import type { Notifier } from './merchant-notifications';
+import type { RecordWriter } from './record-writer';
+import { workflowTime } from './time';
+import { handlerRefusal } from './trust';
+
+/** What the waiting phase of a batch works with: the batch's own state, nonces, notifier and records. */
+export interface ApprovalPhase {
+  input: BatchInput;
+  state: BatchState;
+  nonces: SeenNonces;
+  notifier: Notifier;
+  records: RecordWriter<BatchProgress>;
+  /** Records the batch's status change and shows it (the batch workflow's `publish`). */
+  publish: () => void;
+  /** True in the batch's first run: the one that tells the merchant it waits for approval. */
+  firstRun: boolean;
+}
+
+/**
+ * Holds a batch before its first item: `scheduled` until its start time (a durable timer), then `awaiting_approval`
+ * until enough different operators approve (a signed Update, once per nonce), one rejects (`rejected`), or the
+ * approval window passes (`expired`). Answers the closed batch when it ends here, nothing sent; undefined when it runs.
+ */
+export async function approvalAndStart(phase: ApprovalPhase): Promise<BatchProgress | undefined> {
+  const { input, state, notifier, publish } = phase;
+  setHandler(batchApprovalUpdate, (message) => decide(phase, message), {
+    validator: (message) => {
+      const refusal =
+        handlerRefusal(message, 'approval', phase.nonces) ?? state.decisionRefusal((message as Signed<ApprovalInput>).body);
+      if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
+    },
+  });
+  const waiting = state.status === 'scheduled' || state.status === 'awaiting_approval';
+  if (phase.firstRun && waiting && (input.approvalsRequired ?? 0) > 0) {
+    notifier.emit('batch.approval_required', state.progress());
+  }
+  if (state.status === 'scheduled') {
+    await condition(() => state.status !== 'scheduled', msUntil(input.startsAt));
+    if (state.status === 'scheduled') {
+      state.due();
+      publish();
+    }
+  }
+  if (state.status === 'awaiting_approval') {
+    const decided = await condition(() => state.status !== 'awaiting_approval', msUntil(approvalDeadline(input)));
+    if (!decided) {
+      state.expire(workflowTime());
+      publish();
+      notifier.emit('batch.expired', state.progress());
+    }
+  }
+  if (state.status !== 'rejected' && state.status !== 'expired') return undefined;
+  await phase.records.drained();
+  return state.progress();
+}
+
+/** One operator's decision: counted once; the merchant hears when it approves or rejects the batch. */
+async function decide(phase: ApprovalPhase, message: Signed<ApprovalInput>): Promise<BatchProgress> {
+  const { state, nonces, notifier, records } = phase;
+  // Two copies can pass the validator before either is handled: only the first acts.
+  if (!nonces.refusal(message) && !state.decisionRefusal(message.body)) {
+    nonces.remember(message, workflowTime());
+    const before = approvalOutcome(state.approvalState);
+    state.decided({ operator: message.body.operator, decision: message.body.decision, at: workflowTime().toISOString() });
+    phase.publish();
+    const after = approvalOutcome(state.approvalState);
+    if (after !== before && after !== 'waiting') notifier.emit(`batch.${after}`, state.progress());
+  }
+  await records.written(records.latest);
+  return state.progress();
+}
+
+/** Milliseconds from now until `at` (at least 1: a time already past fires at once); `at` absent: now. */
+function msUntil(at: string | null | undefined): number {
+  return Math.max(1, (at ? Date.parse(at) : 0) - workflowTime().getTime());
+}
