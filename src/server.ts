@@ -80,6 +80,8 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
       records,
+      approvalThresholds: config.APPROVAL_THRESHOLDS,
+      approvalWindowMs: config.APPROVAL_WINDOW,
     },
     records,
     actions: records,

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ITEM_STAGES, isBatchClosed } from '../domain/batch-model';
+import type { ApprovalDecision } from '../domain/approval-rules';
 import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { OpsContext } from './ops-context';
 import { defaultOperator, durationOption, operatorOption, parseOptions, wantsJson } from './options';
@@ -12,7 +13,9 @@ const byOptions = z.object({ by: operatorOption });
 
 /** `ops batch …`: show, follow, pause, resume and cancel payout batches. */
 export function registerBatch(program: Command, ctx: OpsContext): void {
-  const batch = program.command('batch').description('payout batches: show, follow, pause, resume, cancel');
+  const batch = program
+    .command('batch')
+    .description('payout batches: show, follow, pause, resume, cancel, approve, reject');
 
   batch
     .command('show')
@@ -50,6 +53,22 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
         ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
       });
   }
+
+  for (const [decision, description] of [
+    ['approve', 'approve a batch waiting for approval (each operator once; the merchant that made it never)'],
+    ['reject', 'reject a batch waiting for approval: it ends, nothing sent'],
+  ] as const satisfies readonly (readonly [ApprovalDecision, string])[]) {
+    batch
+      .command(decision)
+      .description(description)
+      .argument('<id>', 'batch id')
+      .option('--by <name>', 'operator name recorded with the decision', defaultOperator())
+      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
+        const { by } = parseOptions(byOptions, raw);
+        const progress = await (await ctx.batches({ control: true })).decide(id, decision, by);
+        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
+      });
+  }
 }
 
 async function follow(ctx: OpsContext, id: string, intervalMs: number, live: boolean): Promise<BatchProgress> {
@@ -81,6 +100,13 @@ function summary(progress: BatchProgress): string {
     started: time(progress.started_at),
     finished: time(progress.finished_at),
     concurrency: progress.concurrency,
+    ...(progress.starts_at ? { starts: time(progress.starts_at) } : {}),
+    ...(progress.approvals_required > 0
+      ? {
+          approvals: `${progress.approvals.map((a) => `${a.decision} by ${a.operator} at ${a.at}`).join('; ') || 'none'} (${progress.approvals_required} needed)`,
+          'approve by': time(progress.approval_expires_at),
+        }
+      : {}),
   });
   const rows = [
     ...ITEM_STAGES.map((stage) => ({ status: stage, ...progress.items[stage] })),

@@ -8,6 +8,7 @@ import { formatDuration } from '../domain/duration';
 import type { CallbackKey, CallbackTokenSettings } from '../crypto/callback-tokens';
 import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
 import {
+  approvalThresholds,
   commaList,
   databaseUrl,
   duration,
@@ -206,6 +207,9 @@ export const workerSchema = workerSettings.superRefine((config, ctx) => {
   }
 });
 
+/** A batch's signed items stay valid 90 days: a start up to 30 days ahead and a window up to 30 days fit in them. */
+const MAX_APPROVAL_WINDOW_MS = 30 * 24 * 3600_000;
+
 export const serverSchema = z
   .object({
     ...temporalSettings,
@@ -240,6 +244,11 @@ export const serverSchema = z
     BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
     BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
     BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
+    APPROVAL_THRESHOLDS: approvalThresholds,
+    /** How long a batch waits for its approvals, from its start time, before it expires with nothing sent. */
+    APPROVAL_WINDOW: duration('24h').pipe(
+      z.number().min(60_000, 'must be at least 1m').max(MAX_APPROVAL_WINDOW_MS, 'must be at most 30d'),
+    ),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */

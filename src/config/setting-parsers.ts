@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { parseKeyring } from '../crypto/keyring';
 import { parseDuration } from '../domain/duration';
+import type { ApprovalThresholds } from '../domain/approval-rules';
+import { toMinorUnits } from '../domain/money';
 import { OPERATOR_NAME } from '../domain/operator';
 
 export const duration = (fallback: string) =>
@@ -87,6 +89,35 @@ export const maxAmounts = z
       });
     const others = limits.get('*') ?? DEFAULT_MAX_AMOUNT;
     return (merchantId: string): number => limits.get(merchantId) ?? others;
+  });
+
+/**
+ * APPROVAL_THRESHOLDS, `merchant_id:credit/second,…`: a merchant named here has every batch approved by an operator
+ * (two different ones when its total is above `second`) and every bank credit above `credit`; others need none.
+ */
+export const approvalThresholds = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    const thresholds = new Map<string, ApprovalThresholds>();
+    text
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .forEach((entry, index) => {
+        const match = /^([a-z0-9]{1,32}):(\d{1,13}(?:\.\d{1,2})?)\/(\d{1,13}(?:\.\d{1,2})?)$/.exec(entry);
+        if (!match?.[1] || !match[2] || !match[3]) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `entry ${index + 1} is not \`merchant_id:credit/second\` (amounts, two decimals at most)`,
+          });
+        } else if (thresholds.has(match[1])) {
+          ctx.addIssue({ code: 'custom', message: `"${match[1]}" appears twice` });
+        } else {
+          thresholds.set(match[1], { creditMinor: toMinorUnits(Number(match[2])), secondMinor: toMinorUnits(Number(match[3])) });
+        }
+      });
+    return (merchantId: string): ApprovalThresholds | undefined => thresholds.get(merchantId);
   });
 
 export const commaList = z.string().transform((text) =>

@@ -78,6 +78,14 @@ async function decide(phase: ApprovalPhase, message: Signed<ApprovalInput>): Pro
   return state.progress();
 }
 
+/** What the Web UI's current details add while a batch waits: when it starts, and its approvals so far. */
+export function waitingDetails(progress: BatchProgress): string {
+  if (progress.status === 'scheduled') return ` · starts ${progress.starts_at ?? 'now'}`;
+  if (progress.status !== 'awaiting_approval') return '';
+  const approved = progress.approvals.filter((a) => a.decision === 'approve').length;
+  return ` · ${approved}/${progress.approvals_required} approvals, until ${progress.approval_expires_at ?? '-'}`;
+}
+
 /** Milliseconds from now until `at` (at least 1: a time already past fires at once); `at` absent: now. */
 function msUntil(at: string | null | undefined): number {
   return Math.max(1, (at ? Date.parse(at) : 0) - workflowTime().getTime());

@@ -25,7 +25,7 @@ import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import { batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
-import { approvalAndStart } from './batch-approval';
+import { approvalAndStart, waitingDetails } from './batch-approval';
 import { BatchState } from './batch-state';
 import {
   SearchAttributes,
@@ -309,5 +309,7 @@ function showProgress(state: BatchState): void {
   const progress = state.progress();
   const { status, total, items } = progress;
   const done = itemsDone(progress);
-  setCurrentDetails(`status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review`);
+  setCurrentDetails(
+    `status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review${waitingDetails(progress)}`,
+  );
 }
