@@ -247,7 +247,7 @@ export const serverSchema = z
     APPROVAL_THRESHOLDS: approvalThresholds,
     /** How long a batch waits for its approvals, from its start time, before it expires with nothing sent. */
     APPROVAL_WINDOW: duration('24h').pipe(
-      z.number().min(60_000, 'must be at least 1m').max(MAX_APPROVAL_WINDOW_MS, 'must be at most 30d'),
+      z.number().min(1000, 'must be at least 1s').max(MAX_APPROVAL_WINDOW_MS, 'must be at most 30d'),
     ),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),

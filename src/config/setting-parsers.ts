@@ -114,7 +114,10 @@ export const approvalThresholds = z
         } else if (thresholds.has(match[1])) {
           ctx.addIssue({ code: 'custom', message: `"${match[1]}" appears twice` });
         } else {
-          thresholds.set(match[1], { creditMinor: toMinorUnits(Number(match[2])), secondMinor: toMinorUnits(Number(match[3])) });
+          thresholds.set(match[1], {
+            creditMinor: toMinorUnits(Number(match[2])),
+            secondMinor: toMinorUnits(Number(match[3])),
+          });
         }
       });
     return (merchantId: string): ApprovalThresholds | undefined => thresholds.get(merchantId);

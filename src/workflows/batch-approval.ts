@@ -34,7 +34,8 @@ export async function approvalAndStart(phase: ApprovalPhase): Promise<BatchProgr
   setHandler(batchApprovalUpdate, (message) => decide(phase, message), {
     validator: (message) => {
       const refusal =
-        handlerRefusal(message, 'approval', phase.nonces) ?? state.decisionRefusal((message as Signed<ApprovalInput>).body);
+        handlerRefusal(message, 'approval', phase.nonces) ??
+        state.decisionRefusal((message as Signed<ApprovalInput>).body);
       if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
     },
   });
@@ -69,7 +70,11 @@ async function decide(phase: ApprovalPhase, message: Signed<ApprovalInput>): Pro
   if (!nonces.refusal(message) && !state.decisionRefusal(message.body)) {
     nonces.remember(message, workflowTime());
     const before = approvalOutcome(state.approvalState);
-    state.decided({ operator: message.body.operator, decision: message.body.decision, at: workflowTime().toISOString() });
+    state.decided({
+      operator: message.body.operator,
+      decision: message.body.decision,
+      at: workflowTime().toISOString(),
+    });
     phase.publish();
     const after = approvalOutcome(state.approvalState);
     if (after !== before && after !== 'waiting') notifier.emit(`batch.${after}`, state.progress());
