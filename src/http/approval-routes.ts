@@ -67,7 +67,7 @@ const decidePayoutBatch = route(
         },
       },
     },
-    errors: operatorActionErrors,
+    errors: { ...operatorActionErrors, 403: ['forbidden'] },
   },
   async ({ caller, params, body, request }, { batches }: ApprovalRouteDeps) => {
     const batch = await batches.decide(params.id, body.decision, caller.name);
