@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ITEM_STAGES, isBatchClosed } from '../domain/batch-model';
 import type { ApprovalDecision } from '../domain/approval-rules';
 import type { BatchAction, BatchProgress } from '../domain/batch-model';
+import type { Batches } from '../payments/payout-batches';
 import type { OpsContext } from './ops-context';
 import { defaultOperator, durationOption, operatorOption, parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
@@ -37,37 +38,33 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
       ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
     });
 
+  const withOperator = (
+    name: string,
+    description: string,
+    run: (batches: Batches, id: string, by: string) => Promise<BatchProgress>,
+  ) =>
+    batch
+      .command(name)
+      .description(description)
+      .argument('<id>', 'batch id')
+      .option('--by <name>', 'operator name recorded with it', defaultOperator())
+      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
+        const { by } = parseOptions(byOptions, raw);
+        const progress = await run(await ctx.batches({ control: true }), id, by);
+        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
+      });
   for (const [action, description] of [
     ['pause', 'stop starting items (those in flight go on)'],
     ['resume', 'start items again after a pause'],
     ['cancel', 'start no more items; those in flight finish; the rest are reported as never started'],
   ] as const satisfies readonly (readonly [BatchAction, string])[]) {
-    batch
-      .command(action)
-      .description(description)
-      .argument('<id>', 'batch id')
-      .option('--by <name>', 'operator name recorded with the action', defaultOperator())
-      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
-        const { by } = parseOptions(byOptions, raw);
-        const progress = await (await ctx.batches({ control: true })).control(id, action, by);
-        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
-      });
+    withOperator(action, description, (batches, id, by) => batches.control(id, action, by));
   }
-
   for (const [decision, description] of [
     ['approve', 'approve a batch waiting for approval (each operator once; the merchant that made it never)'],
     ['reject', 'reject a batch waiting for approval: it ends, nothing sent'],
   ] as const satisfies readonly (readonly [ApprovalDecision, string])[]) {
-    batch
-      .command(decision)
-      .description(description)
-      .argument('<id>', 'batch id')
-      .option('--by <name>', 'operator name recorded with the decision', defaultOperator())
-      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
-        const { by } = parseOptions(byOptions, raw);
-        const progress = await (await ctx.batches({ control: true })).decide(id, decision, by);
-        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
-      });
+    withOperator(decision, description, (batches, id, by) => batches.decide(id, decision, by));
   }
 }
 

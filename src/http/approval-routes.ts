@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { APPROVAL_DECISIONS } from '../domain/approval-rules';
 import { batchProgressSchema } from '../domain/api-resources';
 import type { Batches } from '../payments/payout-batches';
+import { batchExample } from './batch-routes';
 import { batchId, operatorActionErrors } from './route-parts';
 import { route } from './route-spec';
 
@@ -14,6 +15,9 @@ export interface ApprovalRouteDeps {
 const decisionRequest = z.strictObject({
   decision: z.enum(APPROVAL_DECISIONS).describe('`approve`, or `reject` (the batch ends, nothing sent)'),
 });
+
+const NONE = { count: 0, amount: 0 };
+const ZERO_ITEMS = { not_started: NONE, in_flight: NONE, succeeded: NONE, failed: NONE, needs_review: NONE };
 
 /** `POST /v1/payout-batches/{id}/approvals`: an operator approves or rejects a batch waiting for approval. */
 const decidePayoutBatch = route(
@@ -42,25 +46,8 @@ const decidePayoutBatch = route(
         description: 'The batch after the decision.',
         schema: batchProgressSchema,
         example: {
-          id: 'batch-acme-payroll-2026-05',
-          reference: 'payroll-2026-05',
-          status: 'running',
-          concurrency: 50,
-          created_at: '2026-05-04T10:00:00.000Z',
-          started_at: '2026-05-04T10:00:00.100Z',
-          finished_at: null,
-          total: { count: 2, amount: 560 },
-          items: {
-            not_started: { count: 2, amount: 560 },
-            in_flight: { count: 0, amount: 0 },
-            succeeded: { count: 0, amount: 0 },
-            failed: { count: 0, amount: 0 },
-            needs_review: { count: 0, amount: 0 },
-          },
-          needs_review: [],
-          not_started: null,
-          paused_by: null,
-          starts_at: null,
+          ...batchExample,
+          items: { ...ZERO_ITEMS, not_started: batchExample.total },
           approvals_required: 1,
           approvals: [{ operator: 'ada.ops', decision: 'approve', at: '2026-05-04T10:05:00.000Z' }],
           approval_expires_at: '2026-05-05T10:00:00.000Z',

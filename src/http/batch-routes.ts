@@ -38,7 +38,8 @@ const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
 const batchParams = z.object({ id: batchId });
 const notFound = 'no such payout batch';
 
-const example = {
+/** A batch as the API answers it, for the OpenAPI document's examples. */
+export const batchExample = {
   id: 'batch-acme-payroll-2026-05',
   reference: 'payroll-2026-05',
   status: 'running',
@@ -63,7 +64,7 @@ const example = {
   approval_expires_at: null,
   metadata: { run: 'May payroll' },
 };
-const batch = { schema: batchProgressSchema, example };
+const batch = { schema: batchProgressSchema, example: batchExample };
 
 const createPayoutBatch = route(
   {
@@ -200,7 +201,7 @@ const controlPayoutBatch = route(
       200: {
         description: 'The progress after the change.',
         ...batch,
-        example: { ...example, status: 'paused', paused_by: 'merchant' },
+        example: { ...batchExample, status: 'paused', paused_by: 'merchant' },
       },
     },
     errors: operatorActionErrors,
