@@ -157,6 +157,31 @@ describe('configuration', () => {
     }
   });
 
+  it('APPROVAL_THRESHOLDS: per merchant, in minor units, none by default; APPROVAL_WINDOW 24h by default', () => {
+    const defaults = parseConfig(serverSchema, valid);
+    assert.equal(defaults.APPROVAL_THRESHOLDS('acme'), undefined);
+    assert.equal(defaults.APPROVAL_WINDOW, 24 * 3600_000);
+    const set = parseConfig(serverSchema, { ...valid, APPROVAL_THRESHOLDS: 'acme:5000/100000.5, globex:0/10' });
+    assert.deepEqual(set.APPROVAL_THRESHOLDS('acme'), { creditMinor: 500_000, secondMinor: 10_000_050 });
+    assert.deepEqual(set.APPROVAL_THRESHOLDS('globex'), { creditMinor: 0, secondMinor: 1000 });
+    assert.equal(set.APPROVAL_THRESHOLDS('other'), undefined);
+    for (const [text, problem] of [
+      ['acme:5000', /entry 1 is not `merchant_id:credit\/second`/],
+      ['acme:1/2,globex:1/2/3', /entry 2 is not/],
+      ['*:1/2', /entry 1 is not/],
+      ['acme:1/2,acme:3/4', /"acme" appears twice/],
+    ] as const) {
+      assert.match(
+        configError(() => parseConfig(serverSchema, { ...valid, APPROVAL_THRESHOLDS: text })),
+        new RegExp(`APPROVAL_THRESHOLDS: ${problem.source}`),
+      );
+    }
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, APPROVAL_WINDOW: '31d' })),
+      /APPROVAL_WINDOW/,
+    );
+  });
+
   it('FINGERPRINT_SECRET is required by the server, apart from CALLBACK_SECRET', () => {
     assert.match(
       configError(() => parseConfig(serverSchema, { ...valid, FINGERPRINT_SECRET: undefined })),
