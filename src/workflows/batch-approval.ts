@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
 import { approvalOutcome } from '../domain/approval-rules';
 import type { ApprovalInput } from '../domain/approval-rules';
 import type { BatchInput, BatchProgress } from '../domain/batch-model';
@@ -25,12 +25,13 @@ export interface ApprovalPhase {
 }
 
 /**
- * Holds a batch before its first item: `scheduled` until its start time (a durable timer), then `awaiting_approval`
- * until enough different operators approve (a signed Update, once per nonce), one rejects (`rejected`), or the
- * approval window passes (`expired`). Answers the closed batch when it ends here, nothing sent; undefined when it runs.
+ * Holds a batch before its first item, then runs it (`run`): `scheduled` until its start time (a durable timer), then
+ * `awaiting_approval` until enough different operators approve (a signed Update, once per nonce), one rejects
+ * (`rejected`), or the approval window passes (`expired`); then it ends here, nothing sent. A batch with nothing to
+ * wait for runs at once, in this very call, as it did before approvals: its history stays the same.
  */
-export async function approvalAndStart(phase: ApprovalPhase): Promise<BatchProgress | undefined> {
-  const { input, state, notifier, publish } = phase;
+export function approvalAndStart(phase: ApprovalPhase, run: () => Promise<BatchProgress>): Promise<BatchProgress> {
+  const { input, state, notifier } = phase;
   setHandler(batchApprovalUpdate, (message) => decide(phase, message), {
     validator: (message) => {
       const refusal =
@@ -39,10 +40,15 @@ export async function approvalAndStart(phase: ApprovalPhase): Promise<BatchProgr
       if (refusal) throw ApplicationFailure.nonRetryable(refusal, 'NotAllowed');
     },
   });
-  const waiting = state.status === 'scheduled' || state.status === 'awaiting_approval';
-  if (phase.firstRun && waiting && (input.approvalsRequired ?? 0) > 0) {
+  if (state.status !== 'scheduled' && state.status !== 'awaiting_approval') return run();
+  if (phase.firstRun && (input.approvalsRequired ?? 0) > 0) {
     notifier.emit('batch.approval_required', state.progress());
   }
+  return waitThenRun(phase, run);
+}
+
+async function waitThenRun(phase: ApprovalPhase, run: () => Promise<BatchProgress>): Promise<BatchProgress> {
+  const { input, state, notifier, publish } = phase;
   if (state.status === 'scheduled') {
     await condition(() => state.status !== 'scheduled', msUntil(input.startsAt));
     if (state.status === 'scheduled') {
@@ -58,7 +64,8 @@ export async function approvalAndStart(phase: ApprovalPhase): Promise<BatchProgr
       notifier.emit('batch.expired', state.progress());
     }
   }
-  if (state.status !== 'rejected' && state.status !== 'expired') return undefined;
+  if (state.status !== 'rejected' && state.status !== 'expired') return await run();
+  await condition(allHandlersFinished);
   await phase.records.drained();
   return state.progress();
 }

@@ -121,8 +121,8 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
   });
   // A scheduled batch, or one that needs approvals, waits here first; rejected or expired, it ends here, nothing sent.
   const phase = { input, state, nonces, notifier, records, publish: () => publish(state, records), firstRun: !carry };
-  return await CancellationScope.nonCancellable(
-    async () => (await approvalAndStart(phase)) ?? (await runItems(message, input, state, notifier, records, nonces)),
+  return await CancellationScope.nonCancellable(() =>
+    approvalAndStart(phase, () => runItems(message, input, state, notifier, records, nonces)),
   );
 }
 
