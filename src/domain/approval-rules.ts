@@ -32,11 +32,6 @@ export function batchApprovalsRequired(thresholds: ApprovalThresholds | undefine
   return totalMinor > thresholds.secondMinor ? 2 : 1;
 }
 
-/** How many approvals a single bank credit needs: one above its merchant's credit threshold, else none. */
-export function creditApprovalsRequired(thresholds: ApprovalThresholds | undefined, amountMinor: number): number {
-  return thresholds && amountMinor > thresholds.creditMinor ? 1 : 0;
-}
-
 /** Where a subject waiting for approval stands. */
 export interface ApprovalState {
   /** Who created it: the merchant whose key did (never one of its approvers). */
