@@ -85,6 +85,8 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
         providerErrors: config.BATCH_HALT_PROVIDER_ERRORS,
       },
       records,
+      approvalThresholds: config.APPROVAL_THRESHOLDS,
+      approvalWindowMs: config.APPROVAL_WINDOW,
     },
     records,
     actions: records,

@@ -115,4 +115,34 @@ describe('BatchState', () => {
     second.settled({ paymentId: 'i2', status: 'failed' });
     assert.equal(second.progress().items.failed.count, 1);
   });
+  it('waits for its start time and its approvals: distinct operators, never the creator; a rejection closes it', () => {
+    const waiting = { ...input, startsAt: '2026-01-01T01:00:00.000Z', approvalsRequired: 2, approvalWindowMs: 60_000 };
+    const state = new BatchState(waiting, undefined, now);
+    assert.equal(state.status, 'scheduled');
+    assert.equal(state.freeSlots, 0, 'nothing starts while scheduled');
+    assert.equal(state.refusal({ action: 'pause' }), 'the batch has not started');
+    assert.equal(state.progress().approval_expires_at, '2026-01-01T01:01:00.000Z', 'the window runs from its start');
+    const at = now.toISOString();
+    assert.match(state.decisionRefusal({ decision: 'approve', operator: 'acme' }) ?? '', /created it/);
+    state.decided({ operator: 'ada', decision: 'approve', at });
+    assert.match(state.decisionRefusal({ decision: 'approve', operator: 'ada' }) ?? '', /already decided/);
+    state.decided({ operator: 'kwame', decision: 'approve', at });
+    assert.equal(state.status, 'scheduled', 'approved early, it still waits for its time');
+    state.due();
+    assert.equal(state.status, 'running');
+    assert.equal(state.freeSlots, 2);
+    assert.match(state.decisionRefusal({ decision: 'reject', operator: 'other' }) ?? '', /no decision is due/);
+
+    const rejected = new BatchState({ ...input, approvalsRequired: 1, approvalWindowMs: 60_000 }, undefined, now);
+    assert.equal(rejected.status, 'awaiting_approval');
+    rejected.decided({ operator: 'ada', decision: 'reject', at });
+    assert.equal(rejected.status, 'rejected');
+    assert.equal(rejected.progress().finished_at, at);
+    assert.equal(rejected.refusal({ action: 'cancel' }), 'the batch is already rejected');
+
+    const expired = new BatchState({ ...input, approvalsRequired: 1, approvalWindowMs: 60_000 }, undefined, now);
+    expired.expire(now);
+    assert.equal(expired.status, 'expired');
+    assert.deepEqual(expired.progress().approvals, []);
+  });
 });

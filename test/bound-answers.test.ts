@@ -76,6 +76,10 @@ function batchResource(id: string, reference: string): BatchProgress {
     needs_review: [],
     not_started: null,
     paused_by: null,
+    starts_at: null,
+    approvals_required: 0,
+    approvals: [],
+    approval_expires_at: null,
   };
 }
 

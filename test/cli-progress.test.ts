@@ -23,6 +23,10 @@ function batch(counts: Partial<Record<ItemStage, number>>, total = 1000): BatchP
     needs_review: [],
     not_started: null,
     paused_by: null,
+    starts_at: null,
+    approvals_required: 0,
+    approvals: [],
+    approval_expires_at: null,
   };
 }
 

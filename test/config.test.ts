@@ -143,18 +143,33 @@ describe('configuration', () => {
     assert.equal(limits.MERCHANT_MAX_AMOUNTS('globex'), 250_000.5);
     const noStar = parseConfig(serverSchema, { ...valid, MERCHANT_MAX_AMOUNTS: 'acme:10' });
     assert.equal(noStar.MERCHANT_MAX_AMOUNTS('globex'), 1_000_000);
-    for (const [text, problem] of [
+    assertEntriesNamed('MERCHANT_MAX_AMOUNTS', [
       ['acme:0', /entry 1 is not `merchant_id:amount`/],
       ['acme:5,globex:1.234', /entry 2 is not `merchant_id:amount`/],
       ['Acme:5', /entry 1 is not/],
       ['acme', /entry 1 is not/],
       ['acme:5,acme:6', /"acme" appears twice/],
-    ] as const) {
-      assert.match(
-        configError(() => parseConfig(serverSchema, { ...valid, MERCHANT_MAX_AMOUNTS: text })),
-        new RegExp(`MERCHANT_MAX_AMOUNTS: ${problem.source}`),
-      );
-    }
+    ]);
+  });
+
+  it('APPROVAL_THRESHOLDS: per merchant, in minor units, none by default; APPROVAL_WINDOW 24h by default', () => {
+    const defaults = parseConfig(serverSchema, valid);
+    assert.equal(defaults.APPROVAL_THRESHOLDS('acme'), undefined);
+    assert.equal(defaults.APPROVAL_WINDOW, 24 * 3600_000);
+    const set = parseConfig(serverSchema, { ...valid, APPROVAL_THRESHOLDS: 'acme:5000/100000.5, globex:0/10' });
+    assert.deepEqual(set.APPROVAL_THRESHOLDS('acme'), { creditMinor: 500_000, secondMinor: 10_000_050 });
+    assert.deepEqual(set.APPROVAL_THRESHOLDS('globex'), { creditMinor: 0, secondMinor: 1000 });
+    assert.equal(set.APPROVAL_THRESHOLDS('other'), undefined);
+    assertEntriesNamed('APPROVAL_THRESHOLDS', [
+      ['acme:5000', /entry 1 is not `merchant_id:credit\/second`/],
+      ['acme:1/2,globex:1/2/3', /entry 2 is not/],
+      ['*:1/2', /entry 1 is not/],
+      ['acme:1/2,acme:3/4', /"acme" appears twice/],
+    ]);
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, APPROVAL_WINDOW: '31d' })),
+      /APPROVAL_WINDOW/,
+    );
   });
 
   it('FINGERPRINT_SECRET is required by the server, apart from CALLBACK_SECRET', () => {
@@ -365,3 +380,13 @@ describe('configuration', () => {
     assert.equal(parseConfig(workerSchema, { ...worker, PROVIDER_TOKEN: SANDBOX_TOKEN }).PROVIDER_TOKEN, SANDBOX_TOKEN);
   });
 });
+
+/** Each bad value of a per-merchant setting is refused, the problem named after the setting. */
+function assertEntriesNamed(name: string, cases: readonly (readonly [string, RegExp])[]): void {
+  for (const [text, problem] of cases) {
+    assert.match(
+      configError(() => parseConfig(serverSchema, { ...valid, [name]: text })),
+      new RegExp(`${name}: ${problem.source}`),
+    );
+  }
+}

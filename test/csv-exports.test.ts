@@ -330,6 +330,10 @@ describe('CSV exports over HTTP', () => {
       needs_review: [],
       not_started: null,
       paused_by: null,
+      starts_at: null,
+      approvals_required: 0,
+      approvals: [],
+      approval_expires_at: null,
     };
     await upsertBatchRecord(db, {
       resource: progress,

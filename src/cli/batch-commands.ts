@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ITEM_STAGES } from '../domain/batch-model';
+import type { ApprovalDecision } from '../domain/approval-rules';
 import type { BatchAction, BatchProgress } from '../domain/batch-model';
+import type { Batches } from '../payments/payout-batches';
 import type { OpsContext } from './ops-context';
 import { defaultOperator, operatorOption, parseOptions, wantsJson } from './options';
 import { fields, json, table, time } from './output';
@@ -11,7 +13,9 @@ const byOptions = z.object({ by: operatorOption });
 
 /** `ops batch …`: show, watch, pause, resume and cancel payout batches. */
 export function registerBatch(program: Command, ctx: OpsContext): void {
-  const batch = program.command('batch').description('payout batches: show, watch, pause, resume, cancel');
+  const batch = program
+    .command('batch')
+    .description('payout batches: show, watch, pause, resume, cancel, approve, reject');
 
   batch
     .command('show')
@@ -24,21 +28,33 @@ export function registerBatch(program: Command, ctx: OpsContext): void {
 
   addBatchWatch(batch, ctx, summary);
 
+  const withOperator = (
+    name: string,
+    description: string,
+    run: (batches: Batches, id: string, by: string) => Promise<BatchProgress>,
+  ) =>
+    batch
+      .command(name)
+      .description(description)
+      .argument('<id>', 'batch id')
+      .option('--by <name>', 'operator name recorded with it', defaultOperator())
+      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
+        const { by } = parseOptions(byOptions, raw);
+        const progress = await run(await ctx.batches({ control: true }), id, by);
+        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
+      });
   for (const [action, description] of [
     ['pause', 'stop starting items (those in flight go on)'],
     ['resume', 'start items again after a pause'],
     ['cancel', 'start no more items; those in flight finish; the rest are reported as never started'],
   ] as const satisfies readonly (readonly [BatchAction, string])[]) {
-    batch
-      .command(action)
-      .description(description)
-      .argument('<id>', 'batch id')
-      .option('--by <name>', 'operator name recorded with the action', defaultOperator())
-      .action(async (id: string, raw: Record<string, unknown>, command: Command) => {
-        const { by } = parseOptions(byOptions, raw);
-        const progress = await (await ctx.batches({ control: true })).control(id, action, by);
-        ctx.write(wantsJson(command.optsWithGlobals()) ? json(progress) : summary(progress));
-      });
+    withOperator(action, description, (batches, id, by) => batches.control(id, action, by));
+  }
+  for (const [decision, description] of [
+    ['approve', 'approve a batch waiting for approval (each operator once; the merchant that made it never)'],
+    ['reject', 'reject a batch waiting for approval: it ends, nothing sent'],
+  ] as const satisfies readonly (readonly [ApprovalDecision, string])[]) {
+    withOperator(decision, description, (batches, id, by) => batches.decide(id, decision, by));
   }
 }
 
@@ -50,6 +66,13 @@ function summary(progress: BatchProgress): string {
     started: time(progress.started_at),
     finished: time(progress.finished_at),
     concurrency: progress.concurrency,
+    ...(progress.starts_at ? { starts: time(progress.starts_at) } : {}),
+    ...(progress.approvals_required > 0
+      ? {
+          approvals: `${progress.approvals.map((a) => `${a.decision} by ${a.operator} at ${a.at}`).join('; ') || 'none'} (${progress.approvals_required} needed)`,
+          'approve by': time(progress.approval_expires_at),
+        }
+      : {}),
   });
   const rows = [
     ...ITEM_STAGES.map((stage) => ({ status: stage, ...progress.items[stage] })),

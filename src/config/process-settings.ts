@@ -8,6 +8,7 @@ import { formatDuration } from '../domain/duration';
 import type { CallbackKey, CallbackTokenSettings } from '../crypto/callback-tokens';
 import { ALLOW_PLAINTEXT_LOOPBACK } from '../temporal/connection-settings';
 import {
+  approvalThresholds,
   commaList,
   databaseUrl,
   duration,
@@ -206,6 +207,9 @@ export const workerSchema = workerSettings.superRefine((config, ctx) => {
   }
 });
 
+/** A batch's signed items stay valid 90 days: a start up to 30 days ahead and a window up to 30 days fit in them. */
+const MAX_APPROVAL_WINDOW_MS = 30 * 24 * 3600_000;
+
 export const serverSchema = z
   .object({
     ...temporalSettings,
@@ -250,6 +254,11 @@ export const serverSchema = z
     BATCH_HALT_WINDOW: z.coerce.number().int().min(2).max(1000).default(50),
     BATCH_HALT_FAILURE_SHARE: z.coerce.number().gt(0).max(1).default(0.2),
     BATCH_HALT_PROVIDER_ERRORS: z.coerce.number().int().min(0).max(1000).default(5),
+    APPROVAL_THRESHOLDS: approvalThresholds,
+    /** How long a batch waits for its approvals, from its start time, before it expires with nothing sent. */
+    APPROVAL_WINDOW: duration('24h').pipe(
+      z.number().min(1000, 'must be at least 1s').max(MAX_APPROVAL_WINDOW_MS, 'must be at most 30d'),
+    ),
     ...vault,
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */

@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { parseKeyring } from '../crypto/keyring';
 import { parseDuration } from '../domain/duration';
+import type { ApprovalThresholds } from '../domain/approval-rules';
+import { toMinorUnits } from '../domain/money';
 import { OPERATOR_NAME } from '../domain/operator';
 
 export const duration = (fallback: string) =>
@@ -61,32 +63,73 @@ export const merchantKeys = z.string().transform((text, ctx) => {
 /** The largest amount one payment or batch item may have when MERCHANT_MAX_AMOUNTS names no limit for a merchant. */
 export const DEFAULT_MAX_AMOUNT = 1_000_000;
 
+/**
+ * Reads `merchant:value,…` entries into a map, naming each bad entry by position (`shape` says what it should be) and
+ * each merchant given twice; `parse` answers undefined for a bad value.
+ */
+function merchantEntries<T>(
+  text: string,
+  ctx: z.RefinementCtx,
+  merchant: RegExp,
+  shape: string,
+  parse: (value: string) => T | undefined,
+): Map<string, T> {
+  const entries = new Map<string, T>();
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .forEach((entry, index) => {
+      const at = entry.indexOf(':');
+      const name = entry.slice(0, at);
+      const value = at > 0 && merchant.test(name) ? parse(entry.slice(at + 1)) : undefined;
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1} is not ${shape}` });
+      } else if (entries.has(name)) {
+        ctx.addIssue({ code: 'custom', message: `"${name}" appears twice` });
+      } else {
+        entries.set(name, value);
+      }
+    });
+  return entries;
+}
+
+const AMOUNT = /^\d{1,13}(?:\.\d{1,2})?$/;
+
 /** `merchant_id:amount,…,*:amount`: each merchant's largest amount per payment or batch item; `*` for the others. */
 export const maxAmounts = z
   .string()
   .default(`*:${DEFAULT_MAX_AMOUNT}`)
   .transform((text, ctx) => {
-    const limits = new Map<string, number>();
-    text
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean)
-      .forEach((entry, index) => {
-        const match = /^(\*|[a-z0-9]{1,32}):(\d{1,13}(?:\.\d{1,2})?)$/.exec(entry);
-        const amount = Number(match?.[2]);
-        if (!match?.[1] || !(amount >= 0.01)) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `entry ${index + 1} is not \`merchant_id:amount\` or \`*:amount\` (an amount ≥ 0.01, two decimals at most)`,
-          });
-        } else if (limits.has(match[1])) {
-          ctx.addIssue({ code: 'custom', message: `"${match[1]}" appears twice` });
-        } else {
-          limits.set(match[1], amount);
-        }
-      });
+    const shape = '`merchant_id:amount` or `*:amount` (an amount ≥ 0.01, two decimals at most)';
+    const limits = merchantEntries(text, ctx, /^(\*|[a-z0-9]{1,32})$/, shape, (value) =>
+      AMOUNT.test(value) && Number(value) >= 0.01 ? Number(value) : undefined,
+    );
     const others = limits.get('*') ?? DEFAULT_MAX_AMOUNT;
     return (merchantId: string): number => limits.get(merchantId) ?? others;
+  });
+
+/**
+ * APPROVAL_THRESHOLDS, `merchant_id:credit/second,…`: a merchant named here has every batch approved by an operator
+ * (two different ones when its total is above `second`) and every bank credit above `credit`; others need none.
+ */
+export const approvalThresholds = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    const shape = '`merchant_id:credit/second` (amounts, two decimals at most)';
+    const thresholds = merchantEntries(
+      text,
+      ctx,
+      /^[a-z0-9]{1,32}$/,
+      shape,
+      (value): ApprovalThresholds | undefined => {
+        const [credit = '', second = '', ...rest] = value.split('/');
+        if (rest.length > 0 || !AMOUNT.test(credit) || !AMOUNT.test(second)) return undefined;
+        return { creditMinor: toMinorUnits(Number(credit)), secondMinor: toMinorUnits(Number(second)) };
+      },
+    );
+    return (merchantId: string): ApprovalThresholds | undefined => thresholds.get(merchantId);
   });
 
 export const commaList = z.string().transform((text) =>

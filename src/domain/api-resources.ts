@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { APPROVAL_DECISIONS } from './approval-rules';
 import { BATCH_STATUSES, ITEM_STAGES } from './batch-model';
 import { HALT_REASONS } from './halt-watch';
 import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
@@ -140,6 +141,14 @@ export const batchProgressSchema = z
         'the latest time the batch halted itself (paused by `system`): too many of its latest items failed, or the provider answered a run of provider-wide errors; null when it never did',
       ),
     pace: batchPaceSchema.optional().describe('how fast it goes; only while it runs, as `GET` answers it'),
+    starts_at: timestamp.nullable().describe('when its items may start (`scheduled_at`); null: at once'),
+    approvals_required: z.number().int().describe('how many different operators must approve it before it starts'),
+    approvals: z
+      .array(z.object({ operator: z.string(), decision: z.enum(APPROVAL_DECISIONS), at: timestamp }))
+      .describe("operators' decisions, in order: who approved or rejected it, and when"),
+    approval_expires_at: timestamp
+      .nullable()
+      .describe('when it expires, nothing sent, unless approved by then; null when it needs no approval'),
     metadata,
   })
   .meta({ id: 'PayoutBatch' });

@@ -6,14 +6,31 @@ import type { HaltRules } from './halt-watch';
 
 // Plain values only (no zod at run time): the workflow bundle imports this module; the API's types come as types.
 
-/** `needs_review`: its workflow ended (terminated…) before it finished; its started items run on as payments. */
-export type BatchStatus = 'running' | 'paused' | 'cancelling' | 'completed' | 'cancelled' | 'needs_review';
+/**
+ * `needs_review`: its workflow ended (terminated…) before it finished; its started items run on as payments.
+ * `scheduled` waits for `starts_at`, `awaiting_approval` for its operators; `rejected` and `expired` sent nothing.
+ */
+export type BatchStatus =
+  | 'scheduled'
+  | 'awaiting_approval'
+  | 'running'
+  | 'paused'
+  | 'cancelling'
+  | 'completed'
+  | 'cancelled'
+  | 'rejected'
+  | 'expired'
+  | 'needs_review';
 export const BATCH_STATUSES = [
+  'scheduled',
+  'awaiting_approval',
   'running',
   'paused',
   'cancelling',
   'completed',
   'cancelled',
+  'rejected',
+  'expired',
   'needs_review',
 ] as const satisfies readonly BatchStatus[];
 export type BatchAction = 'pause' | 'resume' | 'cancel';
@@ -62,6 +79,12 @@ export interface BatchInput {
   itemCheckMs: number;
   /** When the batch halts itself; absent in a batch started before the halt rules (it never halts). */
   halt?: HaltRules;
+  /** When its items may start (`scheduled_at`); absent: at once. */
+  startsAt?: string;
+  /** How many distinct operators must approve it before it starts (domain/approval-rules.ts); absent: none. */
+  approvalsRequired?: number;
+  /** How long after `startsAt` (or its creation) it waits for its approvals before it expires. */
+  approvalWindowMs?: number;
   /** The merchant's metadata, answered with the batch; absent when none. */
   metadata?: Record<string, string>;
 }
@@ -86,5 +109,11 @@ export type BatchProgress = BatchProgressShape;
 
 /** True once the batch will start nothing more and has nothing in flight. */
 export function isBatchClosed(status: BatchStatus): boolean {
-  return status === 'completed' || status === 'cancelled' || status === 'needs_review';
+  return (
+    status === 'completed' ||
+    status === 'cancelled' ||
+    status === 'rejected' ||
+    status === 'expired' ||
+    status === 'needs_review'
+  );
 }

@@ -1,3 +1,4 @@
+import type { Approval } from './approval-rules';
 import type { BatchInput, BatchProgress, BatchStatus, ItemOutcome, ItemStage, Tally } from './batch-model';
 import type { BatchHalt, HaltWatchCarry } from './halt-watch';
 
@@ -24,13 +25,16 @@ export interface BatchCarry {
   halt?: BatchHalt | null;
   /** What the halt watch has seen of the latest items. */
   haltWatch?: HaltWatchCarry;
+  /** Operators' decisions, in order (absent before approvals: none). */
+  approvals?: Approval[];
 }
 
-/** A batch's state before it has started any item. */
-export function startingCarry(now: Date): BatchCarry {
+/** A batch's state before it has started any item: scheduled, then waiting for its approvals, then running. */
+export function startingCarry(now: Date, input?: BatchInput): BatchCarry {
   const zero = (): Tally => ({ count: 0, amount: 0 });
+  const waitsFor = (input?.startsAt ? Date.parse(input.startsAt) : 0) > now.getTime();
   return {
-    status: 'running',
+    status: waitsFor ? 'scheduled' : (input?.approvalsRequired ?? 0) > 0 ? 'awaiting_approval' : 'running',
     startedAt: now.toISOString(),
     finishedAt: null,
     nextIndex: 0,
@@ -74,11 +78,22 @@ export function batchProgress(input: BatchInput, carried: BatchCarry): BatchProg
     not_started: carried.notStarted,
     paused_by: carried.pausedBy ?? null,
     halt: carried.halt ?? null,
+    starts_at: input.startsAt ?? null,
+    approvals_required: input.approvalsRequired ?? 0,
+    approvals: carried.approvals ?? [],
+    approval_expires_at: approvalDeadline(input),
     ...(input.metadata ? { metadata: input.metadata } : {}),
   };
 }
 
 /** What a batch shows the moment it is created, before its workflow has run. */
 export function newBatchProgress(input: BatchInput, now: Date): BatchProgress {
-  return batchProgress(input, startingCarry(now));
+  return batchProgress(input, startingCarry(now, input));
+}
+
+/** When a batch that needs approvals expires without them: the window runs from its start time (or creation). */
+export function approvalDeadline(input: BatchInput): string | null {
+  if (!input.approvalsRequired || input.approvalWindowMs === undefined) return null;
+  const from = Math.max(Date.parse(input.createdAt), input.startsAt ? Date.parse(input.startsAt) : 0);
+  return new Date(from + input.approvalWindowMs).toISOString();
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { bankCreditSchema, metadataSchema, referenceSchema } from './requests';
 
+/** How far ahead a batch may be scheduled: its signed items must outlive the wait and its approval window. */
+const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600_000;
+
 /** A batch item: a bank credit up to the merchant's largest amount, its `type` optional. */
 const batchItem = (maxAmount: number) =>
   bankCreditSchema(maxAmount).extend({ type: z.literal('bank_credit').default('bank_credit') });
@@ -18,6 +21,11 @@ export const payoutBatchSchema = (maxAmount: number) =>
         .min(1, 'must hold at least one item')
         .pipe(z.array(batchItem(maxAmount))),
       metadata: metadataSchema.optional(),
+      scheduled_at: z.iso
+        .datetime({ offset: true })
+        .refine((at) => Date.parse(at) <= Date.now() + MAX_SCHEDULE_AHEAD_MS, 'must be at most 30 days ahead')
+        .optional()
+        .describe('when its items may start (at most 30 days ahead); absent or past: at once'),
     })
     .superRefine((batch, ctx) => {
       const firstIndex = new Map<string, number>();

@@ -12,6 +12,10 @@ export const NOTIFICATION_TYPES = [
   'batch.progress',
   'batch.completed',
   'batch.halted',
+  'batch.approval_required',
+  'batch.approved',
+  'batch.rejected',
+  'batch.expired',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];

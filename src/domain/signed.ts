@@ -5,7 +5,15 @@
  * (the server's); or be an activity's result or a batch item's report (the worker's).
  */
 export type MessageKind =
-  'payment' | 'batch' | 'batch-item' | 'callback' | 'resolution' | 'batch-control' | ResultKind | 'batch-item-report';
+  | 'payment'
+  | 'batch'
+  | 'batch-item'
+  | 'callback'
+  | 'resolution'
+  | 'batch-control'
+  | 'approval'
+  | ResultKind
+  | 'batch-item-report';
 
 /** The kinds of activity results a workflow acts on: each is signed by the worker for one activity of one run. */
 export type ResultKind = 'initiation-result' | 'initiation-verdict' | 'status-result' | 'batch-items' | 'item-outcomes';

@@ -19,6 +19,7 @@ import { personalFieldNames } from '../domain/personal-data';
 import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
 import { ApiError, envelope, errorHandler } from './http-errors';
+import { APPROVAL_ROUTES } from './approval-routes';
 import { BATCH_ROUTES } from './batch-routes';
 import { EXPORT_ROUTES } from './export-routes';
 import { registerDocsRoutes } from './docs-routes';
@@ -108,6 +109,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerRoutes(app, HEALTH_ROUTES, deps);
   registerRoutes(app, PAYMENT_ROUTES, deps);
   registerRoutes(app, BATCH_ROUTES, deps);
+  registerRoutes(app, APPROVAL_ROUTES, deps);
   registerRoutes(app, EVENT_ROUTES, deps);
   registerRoutes(app, EXPORT_ROUTES, deps);
   registerRoutes(app, OPERATOR_ROUTES, deps);

@@ -38,7 +38,8 @@ export interface BatchRouteDeps {
 const batchParams = z.object({ id: batchId });
 const notFound = 'no such payout batch';
 
-const example = {
+/** A batch as the API answers it, for the OpenAPI document's examples. */
+export const batchExample = {
   id: 'batch-acme-payroll-2026-05',
   reference: 'payroll-2026-05',
   status: 'running',
@@ -57,9 +58,13 @@ const example = {
   needs_review: [],
   not_started: null,
   paused_by: null,
+  starts_at: null,
+  approvals_required: 0,
+  approvals: [],
+  approval_expires_at: null,
   metadata: { run: 'May payroll' },
 };
-const batch = { schema: batchProgressSchema, example };
+const batch = { schema: batchProgressSchema, example: batchExample };
 
 const uploadColumns = UPLOAD_CSV_COLUMNS.map(
   ({ name, required, description }) => `- \`${name}\`${required ? '' : ' (optional)'}: ${description}`,
@@ -236,7 +241,7 @@ const controlPayoutBatch = route(
       200: {
         description: 'The progress after the change.',
         ...batch,
-        example: { ...example, status: 'paused', paused_by: 'merchant' },
+        example: { ...batchExample, status: 'paused', paused_by: 'merchant' },
       },
     },
     errors: operatorActionErrors,

@@ -19,6 +19,7 @@ import {
   eventResourceSchema,
 } from '../domain/notification-delivery';
 import type { RequestRules } from '../domain/requests';
+import { APPROVAL_ROUTES } from './approval-routes';
 import { BATCH_ROUTES } from './batch-routes';
 import { CALLBACK_ROUTES } from './callback-routes';
 import { CODEC_ROUTES } from './codec-routes';
@@ -35,6 +36,7 @@ import type { RouteSpec } from './route-spec';
 export const ALL_ROUTES: readonly RouteSpec[] = [
   ...PAYMENT_ROUTES,
   ...BATCH_ROUTES,
+  ...APPROVAL_ROUTES,
   ...EVENT_ROUTES,
   ...EXPORT_ROUTES,
   ...OPERATOR_ROUTES,

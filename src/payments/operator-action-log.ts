@@ -12,15 +12,19 @@ import { AppError } from './app-errors';
 /** Waits between the tries of a record write after the action was applied: about 3.5 s in all. */
 const RETRY_DELAYS_MS = [500, 1000, 2000];
 
-/** Records an action Temporal has applied; retried briefly, then an `action_not_recorded` error that says so. */
+/**
+ * Records an action Temporal has applied (with `write`, the rows that go with it: an approval's); retried briefly,
+ * then an `action_not_recorded` error that says so.
+ */
 export async function recordAppliedAction(
   db: Database,
   action: OperatorActionInput,
   wait: (ms: number) => Promise<unknown> = sleep,
+  write: () => Promise<unknown> = () => recordOperatorAction(db, action),
 ): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await recordOperatorAction(db, action);
+      await write();
       return;
     } catch (err) {
       const delay = RETRY_DELAYS_MS[attempt];

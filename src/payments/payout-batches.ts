@@ -11,7 +11,15 @@ import type { BatchCarry } from '../domain/batch-progress';
 import type { HaltRules } from '../domain/halt-watch';
 import { messageBody } from '../domain/signed';
 import type { Signed } from '../domain/signed';
-import { SearchAttributes, batchControlUpdate, batchProgressQuery } from '../workflows/definitions';
+import {
+  SearchAttributes,
+  batchApprovalUpdate,
+  batchControlUpdate,
+  batchProgressQuery,
+} from '../workflows/definitions';
+import { batchApprovalsRequired } from '../domain/approval-rules';
+import type { ApprovalDecision, ApprovalInput, ApprovalThresholds } from '../domain/approval-rules';
+import { recordApproval } from '../records/approvals';
 import { PAYOUT_BATCH_WORKFLOW, batchItemPaymentId, batchWorkflowId } from '../domain/ids';
 import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
 import type { Database } from '../records/database';
@@ -47,6 +55,10 @@ export interface BatchCreation {
   halt: HaltRules;
   /** The records: the batch's idempotency key is taken there before anything starts. */
   records: Database;
+  /** Each merchant's approval thresholds (APPROVAL_THRESHOLDS); undefined: its batches need no approval. */
+  approvalThresholds?: (merchantId: string) => ApprovalThresholds | undefined;
+  /** How long a batch waits for its approvals (APPROVAL_WINDOW). */
+  approvalWindowMs?: number;
 }
 
 export interface BatchesOptions {
@@ -111,21 +123,24 @@ export class Batches {
       if (recorded) return { created: false, batch: boundAnswer(batchId, recorded.batch, recorded.merchantId) };
     }
 
+    const totalMinor = batch.items.reduce((sum, item) => sum + toMinorUnits(item.amount), 0);
     const input: BatchInput = {
       batchId,
       merchantId,
       reference: batch.reference,
       createdAt: new Date().toISOString(),
       itemCount: items.length,
-      totalMinor: batch.items.reduce((sum, item) => sum + toMinorUnits(item.amount), 0),
+      totalMinor,
       pageSize: BATCH_PAGE_SIZE,
       concurrency: options.concurrency,
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,
       itemCheckMs: options.itemCheckMs,
       halt: options.halt,
+      ...waitingFields(options, merchantId, totalMinor, batch.scheduled_at),
       ...(batch.metadata ? { metadata: batch.metadata } : {}),
     };
+    const created = newBatchProgress(input, new Date());
     try {
       await temporalCall(() =>
         this.client.workflow.start<typeof payoutBatchWorkflow>(PAYOUT_BATCH_WORKFLOW, {
@@ -134,10 +149,10 @@ export class Batches {
           args: [signMessage(keys, 'batch', batchId, input, this.scope())],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           memo: { fingerprint },
-          staticSummary: `payout batch ${batch.reference} · ${items.length} bank credits · ${input.totalMinor / 100}`,
+          staticSummary: batchSummary(input),
           typedSearchAttributes: [
             { key: SearchAttributes.batch, value: batchId },
-            { key: SearchAttributes.batchStatus, value: 'running' },
+            { key: SearchAttributes.batchStatus, value: created.status },
             { key: SearchAttributes.reference, value: batch.reference },
             { key: SearchAttributes.merchant, value: merchantId },
             { key: SearchAttributes.amount, value: input.totalMinor / 100 },
@@ -150,7 +165,7 @@ export class Batches {
       const winner = await this.existing(batchId, fingerprint);
       if (winner) return { created: false, batch: winner };
     }
-    return { created: true, batch: newBatchProgress(input, new Date()) };
+    return { created: true, batch: created };
   }
 
   /**
@@ -181,7 +196,7 @@ export class Batches {
       ([message, carry], startTime) =>
         batchProgress(
           messageBody(message as Signed<BatchInput>),
-          (carry as BatchCarry | undefined) ?? startingCarry(startTime),
+          (carry as BatchCarry | undefined) ?? startingCarry(startTime, messageBody(message as Signed<BatchInput>)),
         ),
     );
     boundAnswer(batchId, progress);
@@ -224,6 +239,25 @@ export class Batches {
     return batch;
   }
 
+  /**
+   * An operator's approval or rejection of a batch waiting for one, counted by its workflow, then recorded (an
+   * approval row and its operator action). Refused (conflict) when no decision is due or this operator may not decide.
+   */
+  async decide(batchId: string, decision: ApprovalDecision, operator: string): Promise<BatchProgress> {
+    const actions = this.options.actions;
+    if (!actions) throw new Error('this Batches instance has no record of operator actions');
+    const taskQueue = await temporalCall(async () => this.options.taskQueueOf?.(batchId));
+    const body: ApprovalInput = { decision, operator };
+    const keys = requireSigningKeys(this.options.signingKeys);
+    const message = signMessage(keys, 'approval', batchId, body, this.scope(taskQueue));
+    const batch = await executeUpdate(this.client, batchId, batchApprovalUpdate, message, 'the batch has finished');
+    const action = { operator, action: `batch.${decision}`, subjectId: batchId, outcome: batch.status };
+    await recordAppliedAction(actions, action, undefined, () =>
+      recordApproval(actions, { subjectId: batchId, operator, decision, outcome: batch.status }),
+    );
+    return batch;
+  }
+
   private async existing(batchId: string, fingerprint: string): Promise<BatchProgress | undefined> {
     const description = await temporalCall(() => this.client.workflow.getHandle(batchId).describe()).catch(
       (err: unknown) => {
@@ -235,6 +269,29 @@ export class Batches {
     if (description.memo?.fingerprint !== fingerprint) throw batchConflict(batchId);
     return this.get(batchId);
   }
+}
+
+/** When a batch starts and how many approvals it needs, from its merchant's thresholds and its total. */
+function waitingFields(
+  options: BatchCreation,
+  merchantId: string,
+  totalMinor: number,
+  scheduledAt: string | undefined,
+): Pick<BatchInput, 'startsAt' | 'approvalsRequired' | 'approvalWindowMs'> {
+  const required = batchApprovalsRequired(options.approvalThresholds?.(merchantId), totalMinor);
+  return {
+    ...(scheduledAt ? { startsAt: new Date(scheduledAt).toISOString() } : {}),
+    ...(required > 0 ? { approvalsRequired: required, approvalWindowMs: options.approvalWindowMs ?? DAY_MS } : {}),
+  };
+}
+
+const DAY_MS = 24 * 3600_000;
+
+/** The batch's Web UI summary: reference, size, total, and when it starts when not at once. */
+function batchSummary(input: BatchInput): string {
+  const starts = input.startsAt ? ` · starts ${input.startsAt}` : '';
+  const approvals = input.approvalsRequired ? ` · ${input.approvalsRequired} approval(s) needed` : '';
+  return `payout batch ${input.reference} · ${input.itemCount} bank credits · ${input.totalMinor / 100}${starts}${approvals}`;
 }
 
 function batchConflict(batchId: string): AppError {

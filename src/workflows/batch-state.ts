@@ -7,11 +7,16 @@ import type {
   ItemSettled,
 } from '../domain/batch-model';
 import { MERCHANT_PAUSE, SYSTEM_PAUSE, isBatchClosed } from '../domain/batch-model';
+import { approvalOutcome, approvalRefusal } from '../domain/approval-rules';
+import type { Approval, ApprovalInput, ApprovalState } from '../domain/approval-rules';
 import { batchProgress, startingCarry } from '../domain/batch-progress';
 import type { BatchCarry } from '../domain/batch-progress';
 import type { BatchHalt } from '../domain/halt-watch';
 
+const NOT_STARTED = { pause: 'the batch has not started', resume: 'the batch has not started' };
 const NOT_ALLOWED: Partial<Record<BatchStatus, Partial<Record<BatchAction, string>>>> = {
+  scheduled: NOT_STARTED,
+  awaiting_approval: NOT_STARTED,
   running: { resume: 'the batch is not paused' },
   paused: {},
   cancelling: { pause: 'the batch is being cancelled', resume: 'the batch is being cancelled' },
@@ -28,7 +33,7 @@ export class BatchState {
     carry: BatchCarry | undefined,
     now: Date,
   ) {
-    this.carried = carry ?? startingCarry(now);
+    this.carried = carry ?? startingCarry(now, input);
   }
 
   get status(): BatchStatus {
@@ -124,6 +129,43 @@ export class BatchState {
     this.carried.status = this.carried.status === 'cancelling' ? 'cancelled' : 'completed';
     this.carried.notStarted = this.carried.status === 'cancelled' ? notStartedReferences : null;
     this.carried.finishedAt = now.toISOString();
+  }
+
+  /** Who must decide, and what they decided so far. */
+  get approvalState(): ApprovalState {
+    const { merchantId, approvalsRequired } = this.input;
+    return { createdBy: merchantId, required: approvalsRequired ?? 0, approvals: this.carried.approvals ?? [] };
+  }
+
+  /** Why an operator's decision is refused now, or undefined when it counts. */
+  decisionRefusal(decision: ApprovalInput): string | undefined {
+    const status = this.carried.status;
+    if (status !== 'scheduled' && status !== 'awaiting_approval') return `the batch is ${status}: no decision is due`;
+    return approvalRefusal(this.approvalState, decision);
+  }
+
+  /** Records an allowed decision: a rejection closes the batch; the last approval due starts it unless scheduled. */
+  decided(approval: Approval): void {
+    this.carried.approvals = [...(this.carried.approvals ?? []), approval];
+    const outcome = approvalOutcome(this.approvalState);
+    if (outcome === 'rejected') this.close('rejected', approval.at);
+    else if (outcome === 'approved' && this.carried.status === 'awaiting_approval') this.carried.status = 'running';
+  }
+
+  /** Its start time has come: it runs, or waits for the approvals it still needs. */
+  due(): void {
+    if (this.carried.status !== 'scheduled') return;
+    this.carried.status = approvalOutcome(this.approvalState) === 'approved' ? 'running' : 'awaiting_approval';
+  }
+
+  /** The approval window passed without enough approvals: nothing was sent, nothing will be. */
+  expire(now: Date): void {
+    this.close('expired', now.toISOString());
+  }
+
+  private close(status: 'rejected' | 'expired', at: string): void {
+    this.carried.status = status;
+    this.carried.finishedAt = at;
   }
 
   carry(): BatchCarry {

@@ -1,6 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
+import type { ApprovalInput } from '../domain/approval-rules';
 import type { BatchControl, BatchProgress, ItemSettled } from '../domain/batch-model';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
 import type { Signed } from '../domain/signed';
@@ -28,6 +29,8 @@ export const SearchAttributes = {
 export const itemSettledSignal = defineSignal<[Signed<ItemSettled>]>('batchItemSettled');
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 export const batchControlUpdate = defineUpdate<BatchProgress, [Signed<BatchControl>]>('batchControl');
+/** An operator's approval or rejection of a batch waiting for one (kind `approval`); answers once recorded. */
+export const batchApprovalUpdate = defineUpdate<BatchProgress, [Signed<ApprovalInput>]>('batchApproval');
 
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {

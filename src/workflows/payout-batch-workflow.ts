@@ -24,6 +24,7 @@ import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
 import { batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
+import { approvalAndStart, waitingDetails } from './batch-approval';
 import { BatchState } from './batch-state';
 import { BatchHaltGuard } from './batch-halt';
 import {
@@ -123,7 +124,11 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     state.apply(TEMPORAL_CANCEL);
     publish(state, records);
   });
-  return await CancellationScope.nonCancellable(() => runItems(message, input, state, notifier, records, nonces));
+  // A scheduled batch, or one that needs approvals, waits here first; rejected or expired, it ends here, nothing sent.
+  const phase = { input, state, nonces, notifier, records, publish: () => publish(state, records), firstRun: !carry };
+  return await CancellationScope.nonCancellable(() =>
+    approvalAndStart(phase, () => runItems(message, input, state, notifier, records, nonces)),
+  );
 }
 
 /**
@@ -304,5 +309,7 @@ function showProgress(state: BatchState): void {
   const progress = state.progress();
   const { status, total, items } = progress;
   const done = itemsDone(progress);
-  setCurrentDetails(`status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review`);
+  setCurrentDetails(
+    `status: ${status} · ${done}/${total.count} items done · ${items.needs_review.count} in review${waitingDetails(progress)}`,
+  );
 }
