@@ -22,6 +22,7 @@ describe('itemOutcomes: what a batch counts for items whose report never came', 
   const batchActivities = createBatchActivities({
     signingKeys: parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`),
     readItems: () => Promise.reject(new Error('not used')),
+    readReferences: () => Promise.reject(new Error('not used')),
     describeItem: (id) => {
       described.push(id);
       return Promise.resolve(workflows[id]);
@@ -70,6 +71,7 @@ describe('loadBatchItems: a page of a batch’s items from the records', () => {
         asked.push([batchId, fromPosition, limit]);
         return Promise.resolve(stored as unknown as BatchItem[]);
       },
+      readReferences: () => Promise.reject(new Error('not used')),
       describeItem: () => Promise.reject(new Error('not used')),
     });
     const answer = await new MockActivityEnvironment().run<

@@ -12,6 +12,8 @@ export interface ItemWorkflow {
 export interface BatchActivityDeps {
   /** Reads up to `limit` of a batch's items from `fromPosition` on, in upload order (the records' `batch_items`). */
   readItems: (batchId: string, fromPosition: number, limit: number) => Promise<BatchItem[]>;
+  /** Reads up to `limit` references of a batch's items from `fromPosition` on, in upload order. */
+  readReferences: (batchId: string, fromPosition: number, limit: number) => Promise<string[]>;
   /** Describes an item's payment workflow; undefined when there is none. */
   describeItem: (paymentId: string) => Promise<ItemWorkflow | undefined>;
   /** Signs the results for the batch run that asked (SIGNING_KEYS): it pays and counts nothing else. */
@@ -23,11 +25,16 @@ const OUTCOMES = ['succeeded', 'failed', 'needs_review'] as const satisfies read
 const DESCRIBE_AT_ONCE = 20;
 
 /** Builds the payout batch activities around their dependencies, so tests hand in fakes. */
-export function createBatchActivities({ readItems, describeItem, signingKeys }: BatchActivityDeps) {
+export function createBatchActivities({ readItems, readReferences, describeItem, signingKeys }: BatchActivityDeps) {
   return {
     /** Fetches one page of a batch's items from the records, where they wait rather than in the batch's input. */
     async loadBatchItems(batchId: string, fromPosition: number, limit: number): Promise<Signed<BatchItem[]>> {
       return signedResult(signingKeys, 'batch-items', await readItems(batchId, fromPosition, limit));
+    },
+
+    /** The references of the items a cancelled batch never started, the first `limit` of them: shown, never paid. */
+    async notStartedReferences(batchId: string, fromPosition: number, limit: number): Promise<string[]> {
+      return await readReferences(batchId, fromPosition, limit);
     },
 
     /**

@@ -122,7 +122,9 @@ export const batchProgressSchema = z
     not_started: z
       .array(z.string())
       .nullable()
-      .describe('references of the items a cancel kept from starting; null unless cancelled'),
+      .describe(
+        'references of the items a cancel kept from starting, the first 1,000 (`report.csv` lists every item); null unless cancelled',
+      ),
     paused_by: z
       .string()
       .nullable()

@@ -51,3 +51,17 @@ export async function readBatchItems(
   );
   return rows.map((row) => row.item);
 }
+
+/** Up to `limit` references of a batch's items from `fromPosition` on, in upload order. */
+export async function readBatchReferences(
+  db: Database,
+  batchId: string,
+  fromPosition: number,
+  limit: number,
+): Promise<string[]> {
+  const { rows } = await db.query<{ reference: string }>(
+    `SELECT reference FROM batch_items WHERE batch_id = $1 AND position >= $2 ORDER BY position LIMIT $3`,
+    [batchId, fromPosition, limit],
+  );
+  return rows.map((row) => row.reference);
+}

@@ -8,7 +8,7 @@ import { createRecordActivities } from '../activities/record-activities';
 import { NotificationRelay } from '../notifications/notification-relay';
 import type { RelayDeps } from '../notifications/notification-relay';
 import { SearchAttributes } from '../workflows/definitions';
-import { readBatchItems } from '../records/batch-items';
+import { readBatchItems, readBatchReferences } from '../records/batch-items';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
 import type { Keyring } from '../crypto/keyring';
@@ -95,6 +95,8 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
         signingKeys: options.deps.signingKeys,
         readItems: (batchId, fromPosition, limit) =>
           readBatchItems(options.deps.database, batchId, fromPosition, limit),
+        readReferences: (batchId, fromPosition, limit) =>
+          readBatchReferences(options.deps.database, batchId, fromPosition, limit),
         describeItem: async (paymentId) => {
           try {
             const description = await client.workflow.getHandle(paymentId).describe();

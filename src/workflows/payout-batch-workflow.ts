@@ -44,7 +44,7 @@ import { batchRecords } from './record-writer';
 import type { RecordWriter } from './record-writer';
 
 // Reading a page of items or describing items only reads, so Temporal may retry it (PostgreSQL restarting, say).
-const { loadBatchItems, itemOutcomes } = proxyActivities<BatchActivities>({
+const { loadBatchItems, itemOutcomes, notStartedReferences } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
 });
@@ -224,6 +224,9 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
   return { index: pageIndex, items };
 }
 
+/** How many never-started references a cancelled batch lists. */
+const NOT_STARTED_LISTED = 1000;
+
 /** How often the batch asks again for a page whose answer was not signed for it before it gives up. */
 const UNTRUSTED_PAGE_TRIES = 5;
 
@@ -279,14 +282,17 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
 }
 
 /** The references of the items from position `index` on: those a cancelled batch never started. */
+/**
+ * The references a cancel kept from starting, the first NOT_STARTED_LISTED of them (a 100,000-item batch's would
+ * outgrow the history; `report.csv` lists every item).
+ */
 async function referencesFrom(input: BatchInput, index: number): Promise<string[]> {
-  const references: string[] = [];
-  for (let p = Math.floor(index / input.pageSize); p * input.pageSize < input.itemCount; p++) {
-    const items = await loadItems(input, p, `list items never started (page ${p + 1})`);
-    const from = Math.max(0, index - p * input.pageSize);
-    references.push(...items.slice(from).map((item) => item.body.request.reference));
-  }
-  return references;
+  if (index >= input.itemCount) return [];
+  return await notStartedReferences.executeWithOptions({ summary: 'list items never started' }, [
+    input.batchId,
+    index,
+    NOT_STARTED_LISTED,
+  ]);
 }
 
 /** A status change: recorded in PostgreSQL, shown in Temporal's visibility and the Web UI. */
