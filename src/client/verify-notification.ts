@@ -11,8 +11,7 @@ import {
 
 /** A request's headers as Node (fastify, express: a plain object) or the Fetch API (`Headers`) hands them over. */
 export type NotificationHeaders =
-  | Readonly<Record<string, string | readonly string[] | undefined>>
-  | { get(name: string): string | null };
+  Readonly<Record<string, string | readonly string[] | undefined>> | { get(name: string): string | null };
 
 /**
  * Checks a notification's signature against the raw body with any of the merchant's secrets, then parses the event;
@@ -31,7 +30,11 @@ export function verifyNotification(
   const webhookId = read(WEBHOOK_ID_HEADER);
   const standard = read(WEBHOOK_SIGNATURE_HEADER) !== undefined;
   if (standard) {
-    const signed = { id: webhookId, timestamp: read(WEBHOOK_TIMESTAMP_HEADER), signature: read(WEBHOOK_SIGNATURE_HEADER) };
+    const signed = {
+      id: webhookId,
+      timestamp: read(WEBHOOK_TIMESTAMP_HEADER),
+      signature: read(WEBHOOK_SIGNATURE_HEADER),
+    };
     verifyStandardWebhook(text, signed, secrets, options);
   } else {
     verifySignature(text, typeof headers === 'object' ? read(SIGNATURE_HEADER) : headers, secrets, options);

@@ -13,7 +13,7 @@ export type ReceiverMode = z.infer<typeof receiverModeSchema>;
 /** One notification as the sandbox's merchant received it. */
 export interface ReceivedNotification {
   received_at: string;
-  /** Whether the `Payments-Signature` header verified with the sandbox's secrets (300 s tolerance). */
+  /** Whether the signatures verified with the sandbox's secrets: Standard Webhooks' and `Payments-Signature`, each sent (300 s tolerance). */
   verified: boolean;
   verification_error: string | null;
   event_id: string | null;
