@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { batchProgressSchema, paymentResourceSchema } from '../domain/api-resources';
 import { NOTIFICATION_TYPES, notificationEventSchema } from '../domain/notification';
 import type { NotificationType } from '../domain/notification';
+import { batchExample } from './batch-routes';
+import { paymentExample } from './route-parts';
 
 // The notifications a merchant receives, as the OpenAPI document's top-level `webhooks`: one entry per event type,
 // its body the event schema with `type` fixed and `data.object` the resource it tells of.
@@ -89,7 +91,9 @@ export function notificationWebhooks(components: z.core.$ZodRegistry<{ id: strin
           parameters,
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: { $ref: `#/components/schemas/${id}` } } },
+            content: {
+              'application/json': { schema: { $ref: `#/components/schemas/${id}` }, example: exampleOf(type) },
+            },
           },
           responses: {
             '2XX': { description: 'Received and stored: delivered.' },
@@ -103,4 +107,14 @@ export function notificationWebhooks(components: z.core.$ZodRegistry<{ id: strin
       },
     ]),
   );
+}
+
+function exampleOf(type: NotificationType): unknown {
+  return {
+    id: 'evt_3f9c0a6d2b8e4f1aa7c5d9e0b1c2d3e4',
+    type,
+    created_at: '2026-05-01T14:03:07.120Z',
+    merchant_id: 'demo',
+    data: { object: type.startsWith('batch.') ? batchExample : paymentExample },
+  };
 }
