@@ -40,7 +40,7 @@ export function registerMerchantRoutes(
       };
       let verification_error: string | null = null;
       try {
-        // Each scheme a delivery carries must verify, so the demo and the tests check both; one suffices.
+        // Unlike a merchant, who needs one, the sandbox checks each scheme a delivery carries: tests rely on both.
         const standard = header(WEBHOOK_SIGNATURE_HEADER) !== undefined;
         if (standard) {
           const signed = {
