@@ -21,6 +21,8 @@ export interface ReceivedNotification {
   /** What it answered: a status, or `timeout` when it held the request unanswered. */
   answered: number | 'timeout';
   idempotency_key: string | null;
+  /** The Standard Webhooks `webhook-id` header (the event id), when the delivery carried one. */
+  webhook_id: string | null;
   event: unknown;
 }
 

@@ -75,6 +75,7 @@ export function registerMerchantRoutes(
         type: typeof event?.type === 'string' ? event.type : null,
         answered: status,
         idempotency_key: typeof idempotency === 'string' ? idempotency : null,
+        webhook_id: header(WEBHOOK_ID_HEADER) ?? null,
         event: event ?? raw,
       };
       inbox.record(entry);
