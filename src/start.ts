@@ -9,6 +9,7 @@ import { serverSchema, startSchema, workerSchema } from './config/process-settin
 import type { StartConfig } from './config/process-settings';
 import { WORKER_COMMAND, WORKER_SCRIPT } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
+import { newWebhookSecret } from './crypto/webhook-secrets';
 import { operatorNameFrom } from './domain/operator';
 import { temporalEndpoint, temporalSettingProblems } from './temporal/connection-settings';
 import type { TemporalEndpoint } from './temporal/connection-settings';
@@ -56,7 +57,7 @@ function localSecrets(dataDir: string): LocalSecrets {
     vaultKeys: kept.vaultKeys ?? generateKeyEntry('vault-1'),
     codecTokenSecret: kept.codecTokenSecret ?? randomBytes(32).toString('base64url'),
     sandboxToken: kept.sandboxToken ?? `sbx_${randomBytes(24).toString('base64url')}`,
-    notificationSecret: kept.notificationSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
+    notificationSecret: kept.notificationSecret ?? newWebhookSecret(),
   };
   if (Object.keys(secrets).some((name) => !(name in kept))) {
     writeFileSync(localSecretsFile(dataDir), JSON.stringify(secrets, null, 2), { mode: 0o600 });

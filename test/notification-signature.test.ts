@@ -7,6 +7,7 @@ import {
   signNotification,
   verifySignature,
 } from '../src/client/notification-signature';
+import { standardWebhookHeaders } from '../src/client/standard-webhooks';
 import { createSandbox } from '../src/sandbox/sandbox-app';
 import type { Sandbox } from '../src/sandbox/sandbox-app';
 import type { ReceivedNotification } from '../src/sandbox/merchant-inbox';
@@ -136,5 +137,29 @@ describe("the sandbox's merchant side", () => {
     await call('PUT', '/merchant/notifications/mode', { mode: 'ok' });
     assert.equal((await send(BODY, signed())).statusCode, 200);
     assert.equal((await call('PUT', '/merchant/notifications/mode', { mode: 'sometimes' })).status, 422);
+  });
+
+  it('checks the Standard Webhooks signature too when a delivery carries one', async () => {
+    const both = (standardBody: string) => ({
+      ...standardWebhookHeaders('evt_0123456789abcdef', standardBody, [SECRET]),
+      [SIGNATURE_HEADER]: signNotification(BODY, [SECRET]),
+    });
+    const post = (headers: Record<string, string>) =>
+      request(`${sandbox.url}/merchant/notifications`, {
+        method: 'POST',
+        body: BODY,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+    assert.equal((await post(both(BODY))).statusCode, 200);
+    // Payments-Signature holds, the Standard Webhooks signature does not: refused.
+    const forged = await post(both(BODY.replace('12.5', '125')));
+    assert.equal(forged.statusCode, 400);
+    const { [SIGNATURE_HEADER]: _legacy, ...standardOnly } = both(BODY);
+    assert.equal((await post(standardOnly)).statusCode, 200);
+    const listed = (await call('GET', '/merchant/notifications')).body as ReceivedNotification[];
+    assert.deepEqual(
+      listed.slice(-3).map((n) => n.verified),
+      [true, false, true],
+    );
   });
 });

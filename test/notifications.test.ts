@@ -133,6 +133,11 @@ describe('merchant notifications', () => {
       list.map((n) => n.idempotency_key),
       list.map((n) => n.event_id),
     );
+    // Signed as Standard Webhooks too (the sandbox verified that signature): webhook-id is the event id.
+    assert.deepEqual(
+      list.map((n) => n.webhook_id),
+      list.map((n) => n.event_id),
+    );
 
     const shown = await stack.waitForStatus(payment.id, ['succeeded']);
     const queued = await eventually(

@@ -15,6 +15,15 @@ export {
   PaymentsTimeoutError,
 } from './client-errors';
 export { verifyNotification } from './verify-notification';
+export type { NotificationHeaders } from './verify-notification';
+export {
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  verifyStandardWebhook,
+  webhookKey,
+} from './standard-webhooks';
+export type { StandardWebhookHeaders } from './standard-webhooks';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   NotificationSignatureError,

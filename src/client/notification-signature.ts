@@ -49,13 +49,7 @@ export function verifySignature(
     throw new NotificationSignatureError(`the ${SIGNATURE_HEADER} header is malformed`);
   }
   const t = Number(timestamps[0]);
-  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  if (Math.abs(now - t) > tolerance) {
-    throw new NotificationSignatureError(
-      `the timestamp is more than ${tolerance} s from now (a replayed notification?)`,
-    );
-  }
+  checkTimestamp(t, options);
   const expected = (typeof secrets === 'string' ? [secrets] : secrets).map((secret) =>
     Buffer.from(hmacHex(secret, t, rawBody), 'hex'),
   );
@@ -64,4 +58,15 @@ export function verifySignature(
     return expected.some((want) => want.length === presented.length && timingSafeEqual(want, presented));
   });
   if (!matches) throw new NotificationSignatureError('no signature matches: a wrong secret or a tampered body');
+}
+
+/** Throws NotificationSignatureError when a signed timestamp (unix seconds) lies further from now than tolerated. */
+export function checkTimestamp(t: number, options: VerifyOptions): void {
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  if (Math.abs(now - t) > tolerance) {
+    throw new NotificationSignatureError(
+      `the timestamp is more than ${tolerance} s from now (a replayed notification?)`,
+    );
+  }
 }

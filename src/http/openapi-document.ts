@@ -29,6 +29,7 @@ import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
+import { notificationWebhooks } from './openapi-webhooks';
 import { PAYMENT_ROUTES } from './payment-routes';
 import type { RouteSpec } from './route-spec';
 
@@ -92,6 +93,7 @@ export function openApiDocument(options: OpenApiOptions): Json {
       if (answer.schema && !responses.has(answer.schema)) responses.add(answer.schema, { id: idOf(answer.schema) });
     }
   }
+  const webhooks = notificationWebhooks(responses);
   const uri = (id: string) => `${COMPONENT}${id}`;
   const schemas = {
     ...componentsOf(z.toJSONSchema(requests, { io: 'input', uri, unrepresentable: 'any', override: countFirstArrays })),
@@ -121,6 +123,7 @@ export function openApiDocument(options: OpenApiOptions): Json {
       ...(name === 'Provider callbacks' ? { description: "The provider's side: not for merchants." } : {}),
     })),
     paths,
+    webhooks,
     components: {
       schemas,
       securitySchemes: {

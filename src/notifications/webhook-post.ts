@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { SIGNATURE_HEADER, signNotification } from '../client/notification-signature';
+import { standardWebhookHeaders } from '../client/standard-webhooks';
 import type { NotificationEvent } from '../domain/notification';
 import { DeliveryErrors, httpError } from '../domain/notification-delivery';
 
@@ -19,7 +20,7 @@ export interface PostOutcome {
   detail: string;
 }
 
-/** POSTs one event to the merchant's URL, signed with its current secrets; never throws. */
+/** POSTs one event to the merchant's URL, signed with its current secrets in both schemes; never throws. */
 export async function postEvent(
   webhook: MerchantWebhook,
   event: NotificationEvent,
@@ -32,6 +33,8 @@ export async function postEvent(
       body,
       headers: {
         'content-type': 'application/json',
+        // Standard Webhooks (webhook-id is the event id) and, for receivers written before them, Stripe's scheme.
+        ...standardWebhookHeaders(event.id, body, webhook.secrets, options.now),
         [SIGNATURE_HEADER]: signNotification(body, webhook.secrets, options.now),
         'idempotency-key': event.id,
         'user-agent': 'payment-orchestrator-notifications',

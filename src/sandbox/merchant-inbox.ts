@@ -13,7 +13,7 @@ export type ReceiverMode = z.infer<typeof receiverModeSchema>;
 /** One notification as the sandbox's merchant received it. */
 export interface ReceivedNotification {
   received_at: string;
-  /** Whether the `Payments-Signature` header verified with the sandbox's secrets (300 s tolerance). */
+  /** Whether the signatures verified with the sandbox's secrets: Standard Webhooks' and `Payments-Signature`, each sent (300 s tolerance). */
   verified: boolean;
   verification_error: string | null;
   event_id: string | null;
@@ -21,6 +21,8 @@ export interface ReceivedNotification {
   /** What it answered: a status, or `timeout` when it held the request unanswered. */
   answered: number | 'timeout';
   idempotency_key: string | null;
+  /** The Standard Webhooks `webhook-id` header (the event id), when the delivery carried one. */
+  webhook_id: string | null;
   event: unknown;
 }
 

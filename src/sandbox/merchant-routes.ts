@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from '../client/notification-signature';
+import {
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  verifyStandardWebhook,
+} from '../client/standard-webhooks';
 import { errorBody } from './sandbox-errors';
 import { MerchantInbox, receiverModeSchema } from './merchant-inbox';
 import type { ReceivedNotification } from './merchant-inbox';
@@ -28,10 +34,24 @@ export function registerMerchantRoutes(
     );
     scope.post(MERCHANT_NOTIFICATIONS_PATH, async (request, reply) => {
       const raw = typeof request.body === 'string' ? request.body : '';
-      const header = request.headers[SIGNATURE_HEADER];
+      const header = (name: string) => {
+        const value = request.headers[name];
+        return typeof value === 'string' ? value : undefined;
+      };
       let verification_error: string | null = null;
       try {
-        verifySignature(raw, typeof header === 'string' ? header : undefined, secrets);
+        // Unlike a merchant, who needs one, the sandbox checks each scheme a delivery carries: tests rely on both.
+        const standard = header(WEBHOOK_SIGNATURE_HEADER) !== undefined;
+        if (standard) {
+          const signed = {
+            id: header(WEBHOOK_ID_HEADER),
+            timestamp: header(WEBHOOK_TIMESTAMP_HEADER),
+            signature: header(WEBHOOK_SIGNATURE_HEADER),
+          };
+          verifyStandardWebhook(raw, signed, secrets);
+        }
+        if (!standard || header(SIGNATURE_HEADER) !== undefined)
+          verifySignature(raw, header(SIGNATURE_HEADER), secrets);
       } catch (err) {
         verification_error = err instanceof NotificationSignatureError ? err.message : 'verification failed';
       }
@@ -55,6 +75,7 @@ export function registerMerchantRoutes(
         type: typeof event?.type === 'string' ? event.type : null,
         answered: status,
         idempotency_key: typeof idempotency === 'string' ? idempotency : null,
+        webhook_id: header(WEBHOOK_ID_HEADER) ?? null,
         event: event ?? raw,
       };
       inbox.record(entry);
