@@ -32,6 +32,15 @@ export function batchApprovalsRequired(thresholds: ApprovalThresholds | undefine
   return totalMinor > thresholds.secondMinor ? 2 : 1;
 }
 
+/** How many operators must approve a single payment: one for a bank credit above its merchant's `credit`, else 0. */
+export function creditApprovalsRequired(
+  thresholds: ApprovalThresholds | undefined,
+  type: string,
+  amountMinor: number,
+): number {
+  return thresholds && type === 'bank_credit' && amountMinor > thresholds.creditMinor ? 1 : 0;
+}
+
 /** Where a subject waiting for approval stands. */
 export interface ApprovalState {
   /** Who created it: the merchant whose key did (never one of its approvers). */
