@@ -9,6 +9,9 @@ export interface ApprovalThresholds {
   secondMinor: number;
 }
 
+/** How long what needs approval waits for it when APPROVAL_WINDOW is not given: a day. */
+export const DEFAULT_APPROVAL_WINDOW_MS = 24 * 3600_000;
+
 /** What an operator decides about a batch (or payment) waiting for approval. */
 export type ApprovalDecision = 'approve' | 'reject';
 export const APPROVAL_DECISIONS = ['approve', 'reject'] as const satisfies readonly ApprovalDecision[];

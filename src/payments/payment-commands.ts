@@ -14,7 +14,13 @@ import type {
 } from '../domain/payment-model';
 import { newPaymentResource } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
-import { callbackSignal, initiationUpdate, paymentSearchAttributes, resolveUpdate } from '../workflows/definitions';
+import {
+  callbackSignal,
+  initiationUpdate,
+  paymentApprovalUpdate,
+  paymentSearchAttributes,
+  resolveUpdate,
+} from '../workflows/definitions';
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
@@ -31,7 +37,10 @@ import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
-import { recordAppliedAction } from './operator-action-log';
+import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
+import { DEFAULT_APPROVAL_WINDOW_MS, creditApprovalsRequired } from '../domain/approval-rules';
+import type { ApprovalDecision, ApprovalInput, ApprovalThresholds } from '../domain/approval-rules';
+import { toMinorUnits } from '../domain/money';
 
 export interface PaymentCommandsOptions {
   taskQueue: string;
@@ -57,6 +66,10 @@ export interface PaymentCreation {
   cardVault: CardVault;
   /** The records: the idempotency key and the payment's first record are written there before anything starts. */
   records: Database;
+  /** Each merchant's approval thresholds (APPROVAL_THRESHOLDS): a bank credit above `credit` waits for an operator. */
+  approvalThresholds?: (merchantId: string) => ApprovalThresholds | undefined;
+  /** How long such a payment waits for its approval (APPROVAL_WINDOW). */
+  approvalWindowMs?: number;
 }
 
 /** What changes payments: create one, hand it a provider callback, resolve it; each a signed Temporal call. */
@@ -96,6 +109,7 @@ export class PaymentCommands {
       request: stored,
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
+      ...approvalFields(creation, merchantId, request),
     };
     const key = {
       merchantId,
@@ -237,6 +251,35 @@ export class PaymentCommands {
     return payment;
   }
 
+  /**
+   * An operator's approval or rejection of a bank credit waiting for one, counted by its workflow, then recorded (an
+   * approval row and its operator action). Refused (conflict) when no decision is due or this operator may not decide.
+   */
+  async decide(paymentId: string, decision: ApprovalDecision, operator: string): Promise<PaymentResource> {
+    const actions = this.options.actions;
+    if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
+    const taskQueue = await temporalCall(
+      async () => (await this.options.taskQueueOf?.(paymentId)) ?? this.options.taskQueue,
+    );
+    const body: ApprovalInput = { decision, operator };
+    const message = this.sign('approval', paymentId, body, taskQueue);
+    const payment = await executeUpdate(
+      this.client,
+      paymentId,
+      paymentApprovalUpdate,
+      message,
+      'the payment is already settled',
+    );
+    await recordAppliedDecision(actions, {
+      subject: 'payment',
+      subjectId: paymentId,
+      operator,
+      decision,
+      outcome: payment.status,
+    });
+    return payment;
+  }
+
   /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
@@ -253,4 +296,15 @@ export class PaymentCommands {
       return description ? 'closed' : 'unknown';
     }
   }
+}
+
+/** Whether a payment waits for an operator before it is sent, from its merchant's thresholds, its type and amount. */
+function approvalFields(
+  creation: PaymentCreation,
+  merchantId: string,
+  request: PaymentRequest,
+): Pick<PaymentInput, 'approvalsRequired' | 'approvalWindowMs'> {
+  const thresholds = creation.approvalThresholds?.(merchantId);
+  const required = creditApprovalsRequired(thresholds, request.type, toMinorUnits(request.amount));
+  return required > 0 ? { approvalsRequired: required, approvalWindowMs: creation.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS } : {};
 }
