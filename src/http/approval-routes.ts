@@ -15,14 +15,13 @@ export interface ApprovalRouteDeps {
   payments: PaymentCommands;
 }
 
-const decisionRequest = z.strictObject({
-  decision: z.enum(APPROVAL_DECISIONS).describe('`approve`, or `reject` (it ends, nothing sent)'),
-});
-const decisionBody = (id: string) => ({
-  id,
-  schema: () => decisionRequest,
-  examples: { approve: { decision: 'approve' }, reject: { decision: 'reject' } },
-});
+/** A decision's body, documented as `id`: its own schema, as the document names each schema once. */
+function decisionBody(id: string, rejected: string) {
+  const schema = z.strictObject({
+    decision: z.enum(APPROVAL_DECISIONS).describe(`\`approve\`, or \`reject\` (${rejected})`),
+  });
+  return { id, schema: () => schema, examples: { approve: { decision: 'approve' }, reject: { decision: 'reject' } } };
+}
 
 const NONE = { count: 0, amount: 0 };
 const ZERO_ITEMS = { not_started: NONE, in_flight: NONE, succeeded: NONE, failed: NONE, needs_review: NONE };
@@ -44,7 +43,7 @@ const decidePayoutBatch = route(
     forbidden: 'only an operator key approves or rejects a batch',
     params: z.object({ id: batchId }),
     notFound: 'no such payout batch',
-    body: decisionBody('PayoutBatchDecision'),
+    body: decisionBody('PayoutBatchDecision', 'the batch ends, nothing sent'),
     answers: {
       200: {
         description: 'The batch after the decision.',
@@ -84,7 +83,7 @@ const decidePayment = route(
     forbidden: 'only an operator key approves or rejects a payment',
     params: z.object({ id: paymentId }),
     notFound: 'no such payment',
-    body: decisionBody('PaymentDecision'),
+    body: decisionBody('PaymentDecision', 'the payment fails, nothing sent'),
     answers: {
       200: {
         description: 'The payment after the decision.',
