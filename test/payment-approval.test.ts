@@ -5,19 +5,17 @@ import type { NotificationEvent } from '../src/domain/notification';
 import type { PaymentResource } from '../src/domain/payment-model';
 import type { PaymentType } from '../src/domain/requests';
 import { eventually } from '../src/local/eventually';
-import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
+import { SECOND_OPERATOR, startApprovalStack } from './support/approval-stack';
 import { ops } from './support/ops-cli-runner';
 import { paymentRequest } from './support/request-builders';
-import { MERCHANT_KEY, OPERATOR_KEY, OPERATOR_NAME, startStack, testEnvironment } from './support/test-stack';
+import { MERCHANT_KEY, OPERATOR_KEY, OPERATOR_NAME } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // Maker-checker for single payments, from outside (API and CLI): acme's bank credits above 100 wait for an operator
 // before anything reaches the provider; below it, and other payment types, start at once. The approval window is
 // short so that expiry can be seen.
 
-const SECOND_OPERATOR = 'kwame.ops';
-const SECOND_KEY = 'ok_second_0123456789abcdef';
 const WINDOW_S = 15;
 /** How long a test watches the sandbox to be sure nothing arrives. */
 const QUIET_MS = 2000;
@@ -25,14 +23,7 @@ const QUIET_MS = 2000;
 let stack: Stack;
 let db: Database;
 before(async () => {
-  stack = await startStack({
-    env: {
-      APPROVAL_THRESHOLDS: 'acme:100/1000',
-      APPROVAL_WINDOW: `${WINDOW_S}s`,
-      OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY},${SECOND_OPERATOR}:${SECOND_KEY}`,
-    },
-  });
-  db = openDatabase(testEnvironment().databaseUrl, { max: 2 });
+  ({ stack, db } = await startApprovalStack('acme:100/1000', WINDOW_S));
 });
 after(async () => {
   await db?.end();

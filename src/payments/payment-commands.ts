@@ -4,7 +4,7 @@ import {
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
 } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
+import type { Client, UpdateDefinition } from '@temporalio/client';
 import type {
   PaymentInput,
   PaymentResource,
@@ -226,21 +226,31 @@ export class PaymentCommands {
     return description.status.name === 'RUNNING' ? fallback : this.reads.get(paymentId);
   }
 
-  /** An operator's decision on a payment in review, recorded as their action; refused unless it is `needs_review`. */
-  async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
+  /** Where operator actions are recorded; an operator's command needs it. */
+  private operatorActions(): Database {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
+    return actions;
+  }
+
+  /** An operator's Update, signed for the task queue the payment runs on; a conflict once the payment has closed. */
+  private async operatorUpdate<A>(
+    paymentId: string,
+    update: UpdateDefinition<PaymentResource, [Signed<A>]>,
+    kind: MessageKind,
+    body: A,
+  ): Promise<PaymentResource> {
     const taskQueue = await temporalCall(
       async () => (await this.options.taskQueueOf?.(paymentId)) ?? this.options.taskQueue,
     );
-    const message = this.sign('resolution', paymentId, resolution, taskQueue);
-    const payment = await executeUpdate(
-      this.client,
-      paymentId,
-      resolveUpdate,
-      message,
-      'the payment is already settled',
-    );
+    const message = this.sign(kind, paymentId, body, taskQueue);
+    return executeUpdate(this.client, paymentId, update, message, 'the payment is already settled');
+  }
+
+  /** An operator's decision on a payment in review, recorded as their action; refused unless it is `needs_review`. */
+  async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
+    const actions = this.operatorActions();
+    const payment = await this.operatorUpdate(paymentId, resolveUpdate, 'resolution', resolution);
     await recordAppliedAction(actions, {
       operator: resolution.operator,
       action: 'payment.resolve',
@@ -256,20 +266,9 @@ export class PaymentCommands {
    * approval row and its operator action). Refused (conflict) when no decision is due or this operator may not decide.
    */
   async decide(paymentId: string, decision: ApprovalDecision, operator: string): Promise<PaymentResource> {
-    const actions = this.options.actions;
-    if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
-    const taskQueue = await temporalCall(
-      async () => (await this.options.taskQueueOf?.(paymentId)) ?? this.options.taskQueue,
-    );
+    const actions = this.operatorActions();
     const body: ApprovalInput = { decision, operator };
-    const message = this.sign('approval', paymentId, body, taskQueue);
-    const payment = await executeUpdate(
-      this.client,
-      paymentId,
-      paymentApprovalUpdate,
-      message,
-      'the payment is already settled',
-    );
+    const payment = await this.operatorUpdate(paymentId, paymentApprovalUpdate, 'approval', body);
     await recordAppliedDecision(actions, {
       subject: 'payment',
       subjectId: paymentId,
@@ -306,5 +305,7 @@ function approvalFields(
 ): Pick<PaymentInput, 'approvalsRequired' | 'approvalWindowMs'> {
   const thresholds = creation.approvalThresholds?.(merchantId);
   const required = creditApprovalsRequired(thresholds, request.type, toMinorUnits(request.amount));
-  return required > 0 ? { approvalsRequired: required, approvalWindowMs: creation.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS } : {};
+  return required > 0
+    ? { approvalsRequired: required, approvalWindowMs: creation.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS }
+    : {};
 }

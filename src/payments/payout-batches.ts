@@ -283,7 +283,9 @@ function waitingFields(
   const required = batchApprovalsRequired(options.approvalThresholds?.(merchantId), totalMinor);
   return {
     ...(scheduledAt ? { startsAt: new Date(scheduledAt).toISOString() } : {}),
-    ...(required > 0 ? { approvalsRequired: required, approvalWindowMs: options.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS } : {}),
+    ...(required > 0
+      ? { approvalsRequired: required, approvalWindowMs: options.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS }
+      : {}),
   };
 }
 
