@@ -67,6 +67,8 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       initiationWaitMs: config.INITIATION_WAIT,
       cardVault,
       records,
+      approvalThresholds: config.APPROVAL_THRESHOLDS,
+      approvalWindowMs: config.APPROVAL_WINDOW,
     },
     actions: records,
   });

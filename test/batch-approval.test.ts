@@ -4,32 +4,23 @@ import type { BatchProgress } from '../src/domain/batch-model';
 import type { NotificationEvent } from '../src/domain/notification';
 import { batchItemPaymentId } from '../src/domain/ids';
 import { eventually } from '../src/local/eventually';
-import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
 import { batchBody, waitForBatch } from './support/batch-helpers';
+import { SECOND_OPERATOR, startApprovalStack } from './support/approval-stack';
 import { ops } from './support/ops-cli-runner';
 import { uniqueReference } from './support/request-builders';
-import { OPERATOR_KEY, OPERATOR_NAME, OTHER_MERCHANT_KEY, startStack, testEnvironment } from './support/test-stack';
+import { OPERATOR_KEY, OPERATOR_NAME, OTHER_MERCHANT_KEY } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // Maker-checker and scheduled batches, from outside: acme's batches wait for operators (one; two above 100), other's
 // start at once or at their scheduled_at. The approval window is short so that expiry can be seen.
 
-const SECOND_OPERATOR = 'kwame.ops';
-const SECOND_KEY = 'ok_second_0123456789abcdef';
 const WINDOW_S = 20;
 
 let stack: Stack;
 let db: Database;
 before(async () => {
-  stack = await startStack({
-    env: {
-      APPROVAL_THRESHOLDS: 'acme:50/100',
-      APPROVAL_WINDOW: `${WINDOW_S}s`,
-      OPERATOR_API_KEYS: `${OPERATOR_NAME}:${OPERATOR_KEY},${SECOND_OPERATOR}:${SECOND_KEY}`,
-    },
-  });
-  db = openDatabase(testEnvironment().databaseUrl, { max: 2 });
+  ({ stack, db } = await startApprovalStack('acme:50/100', WINDOW_S));
 });
 after(async () => {
   await db?.end();

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import type { BatchAction, BatchInput, ItemOutcome } from '../src/domain/batch-model';
 import { CALLBACK_EVENT_TYPES, isTerminal } from '../src/domain/payment-model';
 import type { PaymentInput, PaymentStatus, ProviderCallback, StatusCheck } from '../src/domain/payment-model';
+import type { ApprovalDecision } from '../src/domain/approval-rules';
 import { toMinorUnits } from '../src/domain/money';
 import { BatchState } from '../src/workflows/batch-state';
 import { PaymentState } from '../src/workflows/payment-state';
@@ -19,6 +20,7 @@ const TX = 'tx-1';
 
 /** Statuses a payment may go to from each (the status diagram of docs/operating.md). */
 const NEXT: Record<PaymentStatus, readonly PaymentStatus[]> = {
+  awaiting_approval: ['initiating', 'failed'],
   initiating: ['pending', 'succeeded', 'failed'],
   pending: ['reconciling', 'succeeded', 'failed', 'needs_review'],
   reconciling: ['succeeded', 'failed', 'needs_review'],
@@ -39,6 +41,10 @@ interface PaymentModel {
   reconciled: boolean;
   resolved: boolean;
   clock: number;
+  /** Whether the workflow has sent it: at once, or once approved (a bank credit above its threshold). */
+  sent: boolean;
+  /** Operators whose decision the Update's validator let through. */
+  deciders: string[];
 }
 
 interface Real {
@@ -64,6 +70,25 @@ function checkPayment(model: PaymentModel, { state }: Real): void {
       'the settling event is kept',
     );
   if (state.status === 'needs_review') assert.ok(events.some((e) => e.type === 'needs_review'));
+  const approvals = state.resource.approvals ?? [];
+  assert.deepEqual(
+    approvals.map((a) => a.operator),
+    model.deciders,
+    'every decision let through is shown',
+  );
+  assert.ok(!approvals.some((a) => a.operator === 'acme'), 'the creator never approves');
+  assert.equal(new Set(approvals.map((a) => a.operator)).size, approvals.length, 'each operator decides once');
+  if (['rejected_by_operator', 'approval_expired'].includes(state.resource.failure?.code ?? '')) {
+    assert.ok(!model.sent, 'nothing sent');
+    assert.ok(!events.some((e) => e.type === 'initiated'));
+  }
+  if (model.statuses.includes('awaiting_approval') && model.sent) {
+    assert.deepEqual(
+      approvals.map((a) => a.decision),
+      ['approve'],
+      'sent only once approved',
+    );
+  }
   if (model.resolved)
     assert.ok(
       events.some((e) => e.type === 'resolved'),
@@ -101,7 +126,7 @@ const paymentCommands = [
   fc.constant(
     step(
       'initiated',
-      (m) => !m.initiationAnswered,
+      (m) => m.sent && !m.initiationAnswered,
       (m, { state }) => {
         m.initiationAnswered = true;
         state.initiated({ transactionId: TX, statusCode: '2', message: 'pending', redirectUrl: null }, now(m));
@@ -111,7 +136,7 @@ const paymentCommands = [
   fc.constant(
     step(
       'initiation unknown',
-      (m) => !m.initiationAnswered,
+      (m) => m.sent && !m.initiationAnswered,
       (m, { state }) => {
         m.initiationAnswered = true;
         state.initiationUnknown('timed out', now(m));
@@ -179,6 +204,32 @@ const paymentCommands = [
       },
     ),
   ),
+  fc
+    .record({
+      operator: fc.constantFrom('ada.ops', 'kwame.ops', 'acme'),
+      decision: fc.constantFrom<ApprovalDecision>('approve', 'reject'),
+    })
+    .map((d) =>
+      step(
+        `decide ${JSON.stringify(d)}`,
+        () => true,
+        (m, { state }) => {
+          // The Update's validator refuses what is not due or not this operator's; what passes is applied.
+          if (state.decisionRefusal(d)) return;
+          m.deciders.push(d.operator);
+          state.decided({ ...d, at: now(m).toISOString() }, now(m));
+          // The workflow sends it once approved.
+          m.sent = state.status === 'initiating';
+        },
+      ),
+    ),
+  fc.constant(
+    step(
+      'approval window passes',
+      (m) => m.statuses.at(-1) === 'awaiting_approval',
+      (m, { state }) => state.approvalExpired(now(m)),
+    ),
+  ),
   fc.constant(
     step(
       'cancellation requested',
@@ -188,32 +239,39 @@ const paymentCommands = [
   ),
 ];
 
-function newPayment(model: PaymentModel): PaymentState {
+function newPayment(model: PaymentModel, needsApproval: boolean): PaymentState {
   const input: PaymentInput = {
     paymentId: 'payment-acme-model',
     merchantId: 'acme',
-    request: { ...storedRequest('mobile_money_debit', '00', 'model'), amount: AMOUNT },
+    request: { ...storedRequest(needsApproval ? 'bank_credit' : 'mobile_money_debit', '00', 'model'), amount: AMOUNT },
     createdAt: new Date(Date.UTC(2026, 10, 23)).toISOString(),
     timing: { callbackTimeoutMs: 1000, reconcileForMs: 1000, reconcileIntervalMs: 100, lateCallbackWindowMs: 0 },
+    ...(needsApproval ? { approvalsRequired: 1, approvalWindowMs: 60_000 } : {}),
   };
   return new PaymentState(input, { statusChanged: (state) => model.statuses.push(state.status) });
 }
 
 describe('state machines, model-based', () => {
-  it(`a payment: ${PAYMENT_RUNS.toLocaleString('en')} random sequences of callbacks, checks, time-outs, resolutions and cancellations`, () => {
+  it(`a payment: ${PAYMENT_RUNS.toLocaleString('en')} random sequences of approvals, callbacks, checks, time-outs, resolutions and cancellations`, () => {
     fc.assert(
-      fc.property(fc.commands(paymentCommands, { maxCommands: 30, size: 'large' }), (commands) => {
-        const model: PaymentModel = {
-          statuses: ['initiating'],
-          callbacks: 0,
-          initiationAnswered: false,
-          timedOut: false,
-          reconciled: false,
-          resolved: false,
-          clock: 0,
-        };
-        fc.modelRun(() => ({ model, real: { state: newPayment(model) } }), commands);
-      }),
+      fc.property(
+        fc.boolean(),
+        fc.commands(paymentCommands, { maxCommands: 30, size: 'large' }),
+        (needsApproval, commands) => {
+          const model: PaymentModel = {
+            statuses: [needsApproval ? 'awaiting_approval' : 'initiating'],
+            sent: !needsApproval,
+            deciders: [],
+            callbacks: 0,
+            initiationAnswered: false,
+            timedOut: false,
+            reconciled: false,
+            resolved: false,
+            clock: 0,
+          };
+          fc.modelRun(() => ({ model, real: { state: newPayment(model, needsApproval) } }), commands);
+        },
+      ),
       { numRuns: PAYMENT_RUNS },
     );
   });

@@ -6,7 +6,7 @@ import type { BatchAction, BatchProgress } from '../domain/batch-model';
 import type { Batches } from '../payments/payout-batches';
 import type { OpsContext } from './ops-context';
 import { defaultOperator, operatorOption, parseOptions, wantsJson } from './options';
-import { fields, json, table, time } from './output';
+import { decisions, fields, json, table, time } from './output';
 import { addBatchWatch } from './batch-watch';
 
 const byOptions = z.object({ by: operatorOption });
@@ -69,7 +69,7 @@ function summary(progress: BatchProgress): string {
     ...(progress.starts_at ? { starts: time(progress.starts_at) } : {}),
     ...(progress.approvals_required > 0
       ? {
-          approvals: `${progress.approvals.map((a) => `${a.decision} by ${a.operator} at ${a.at}`).join('; ') || 'none'} (${progress.approvals_required} needed)`,
+          approvals: `${decisions(progress.approvals)} (${progress.approvals_required} needed)`,
           'approve by': time(progress.approval_expires_at),
         }
       : {}),

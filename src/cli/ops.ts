@@ -3,6 +3,7 @@ import { AppError } from '../payments/app-errors';
 import { CliError, EXIT, createContext } from './ops-context';
 import type { OpsContext, RegisterCommand } from './ops-context';
 import { registerActions } from './action-list';
+import { registerApprove } from './approve';
 import { registerBatch } from './batch-commands';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
@@ -19,6 +20,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerList,
   registerShow,
   registerResolve,
+  registerApprove,
   registerStuck,
   registerBatch,
   registerNotifications,
@@ -39,7 +41,7 @@ const EXIT_CODE: Record<AppError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, stuck, batch, notifications, records verify and ' +
+      'Operate payments and payout batches: list, show, resolve, approve, reject, stuck, batch, notifications, records verify and ' +
         'purge, actions; codec-url for the Web UI. Uses ' +
         'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
         'TEMPORAL_API_KEY, TEMPORAL_PROFILE), and DATABASE_URL for records.',

@@ -48,3 +48,8 @@ export function time(iso: string | null | undefined): string {
 function cell(value: Row[string]): string {
   return value === null || value === undefined ? '-' : String(value);
 }
+
+/** Operators' decisions on one line: `approve by ada.ops at …; …`, or `none`. */
+export function decisions(approvals: readonly { operator: string; decision: string; at: string }[]): string {
+  return approvals.map((a) => `${a.decision} by ${a.operator} at ${a.at}`).join('; ') || 'none';
+}

@@ -5,7 +5,8 @@ import type { OperatorAction } from '../records/operator-actions';
 import { actionTable } from './action-list';
 import type { OpsContext } from './ops-context';
 import { wantsJson } from './options';
-import { fields, json, table, time } from './output';
+import { decisions, fields, json, table, time } from './output';
+import type { Row } from './output';
 
 /**
  * `ops show <id>`: the payment, its own timeline of events, the steps of its Temporal history and, with DATABASE_URL,
@@ -55,6 +56,12 @@ async function recordedActions(ctx: OpsContext, id: string): Promise<OperatorAct
   });
 }
 
+/** A bank credit's approvals and their deadline, when it needed approval (`ops show`, `ops approve`). */
+export function approvalFields(payment: PaymentResource): Row {
+  if (!payment.approvals) return {};
+  return { approvals: decisions(payment.approvals), 'approve by': time(payment.approval_expires_at) };
+}
+
 function paymentFields(payment: PaymentResource, workflowStatus: string): string {
   const { provider, failure } = payment;
   return fields({
@@ -70,6 +77,7 @@ function paymentFields(payment: PaymentResource, workflowStatus: string): string
     'provider status': [provider.status_code, provider.message].filter(Boolean).join(' ') || undefined,
     failure: failure ? `${failure.code}: ${failure.message}` : undefined,
     'next action': payment.next_action ? `redirect to ${payment.next_action.url}` : undefined,
+    ...approvalFields(payment),
     workflow: workflowStatus,
   });
 }

@@ -16,6 +16,10 @@ const metadata = z
 
 const timestamp = z.iso.datetime({ offset: true }).describe('an ISO 8601 UTC time');
 
+const approvalsSchema = z
+  .array(z.object({ operator: z.string(), decision: z.enum(APPROVAL_DECISIONS), at: timestamp }))
+  .describe("operators' decisions, in order: who approved or rejected it, and when");
+
 export const paymentEventSchema = z
   .object({
     at: timestamp,
@@ -61,6 +65,12 @@ export const paymentResourceSchema = z
     failure: failureSchema.nullable(),
     card: z.object({ last4: z.string() }).optional(),
     metadata,
+    approvals: approvalsSchema
+      .optional()
+      .describe('a bank credit above its approval threshold: who approved or rejected it, and when; absent otherwise'),
+    approval_expires_at: timestamp
+      .optional()
+      .describe('a bank credit waiting for approval fails at this time, nothing sent, unless approved by then'),
     events: z.array(paymentEventSchema),
   })
   .meta({ id: 'Payment' });
@@ -145,9 +155,7 @@ export const batchProgressSchema = z
     pace: batchPaceSchema.optional().describe('how fast it goes; only while it runs, as `GET` answers it'),
     starts_at: timestamp.nullable().describe('when its items may start (`scheduled_at`); null: at once'),
     approvals_required: z.number().int().describe('how many different operators must approve it before it starts'),
-    approvals: z
-      .array(z.object({ operator: z.string(), decision: z.enum(APPROVAL_DECISIONS), at: timestamp }))
-      .describe("operators' decisions, in order: who approved or rejected it, and when"),
+    approvals: approvalsSchema,
     approval_expires_at: timestamp
       .nullable()
       .describe('when it expires, nothing sent, unless approved by then; null when it needs no approval'),

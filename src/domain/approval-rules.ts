@@ -9,6 +9,9 @@ export interface ApprovalThresholds {
   secondMinor: number;
 }
 
+/** How long what needs approval waits for it when APPROVAL_WINDOW is not given: a day. */
+export const DEFAULT_APPROVAL_WINDOW_MS = 24 * 3600_000;
+
 /** What an operator decides about a batch (or payment) waiting for approval. */
 export type ApprovalDecision = 'approve' | 'reject';
 export const APPROVAL_DECISIONS = ['approve', 'reject'] as const satisfies readonly ApprovalDecision[];
@@ -30,6 +33,15 @@ export interface Approval {
 export function batchApprovalsRequired(thresholds: ApprovalThresholds | undefined, totalMinor: number): number {
   if (!thresholds) return 0;
   return totalMinor > thresholds.secondMinor ? 2 : 1;
+}
+
+/** How many operators must approve a single payment: one for a bank credit above its merchant's `credit`, else 0. */
+export function creditApprovalsRequired(
+  thresholds: ApprovalThresholds | undefined,
+  type: string,
+  amountMinor: number,
+): number {
+  return thresholds && type === 'bank_credit' && amountMinor > thresholds.creditMinor ? 1 : 0;
 }
 
 /** Where a subject waiting for approval stands. */

@@ -3,6 +3,7 @@ import { batchProgressSchema, paymentResourceSchema } from './api-resources';
 
 /** What a merchant is told about, as `type` in a notification event. */
 export const NOTIFICATION_TYPES = [
+  'payment.approval_required',
   'payment.action_required',
   'payment.succeeded',
   'payment.failed',

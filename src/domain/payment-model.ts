@@ -7,9 +7,11 @@ import type { PaymentEventShape, PaymentResourceShape, failureSchema } from './a
 // Plain values only (no zod at run time): the workflow bundle imports this module. The API's resource types are the
 // z.infer of domain/api-resources.ts, imported as types, which the bundle never loads.
 
-export type PaymentStatus = 'initiating' | 'pending' | 'reconciling' | 'needs_review' | 'succeeded' | 'failed';
+export type PaymentStatus =
+  'awaiting_approval' | 'initiating' | 'pending' | 'reconciling' | 'needs_review' | 'succeeded' | 'failed';
 export type Outcome = 'succeeded' | 'failed';
 export const PAYMENT_STATUSES = [
+  'awaiting_approval',
   'initiating',
   'pending',
   'reconciling',
@@ -64,6 +66,8 @@ export const CALLBACK_EVENT_TYPES = [
 ] as const;
 
 export const PAYMENT_EVENT_TYPES = [
+  'approval_decided',
+  'approval_expired',
   'initiated',
   'initiation_rejected',
   'initiation_unknown',
@@ -104,6 +108,10 @@ export interface PaymentInput {
   timing: PaymentTiming;
   /** The payout batch this payment is an item of; the workflow reports its outcome there. */
   batchId?: string;
+  /** A bank credit above its merchant's threshold (APPROVAL_THRESHOLDS): operators who must approve it before it is sent. */
+  approvalsRequired?: number;
+  /** How long it waits for them from its creation (APPROVAL_WINDOW); then it fails, nothing sent. */
+  approvalWindowMs?: number;
 }
 
 export interface PaymentTiming {
@@ -164,14 +172,29 @@ export const FailureTypes = {
   untrusted: 'UntrustedInput',
 } as const satisfies Record<ProviderVerdict | 'untrusted', string>;
 
-/** What a payment shows the moment it is created, before its workflow has run: `initiating`, no events. */
+/** The status a payment starts in: `awaiting_approval` when operators must approve it first, else `initiating`. */
+export function initialPaymentStatus(input: PaymentInput): PaymentStatus {
+  return input.approvalsRequired ? 'awaiting_approval' : 'initiating';
+}
+
+/** When a payment waiting for approval fails unless approved, or undefined when it needs none. */
+export function paymentApprovalDeadline(input: PaymentInput): string | undefined {
+  if (!input.approvalsRequired || input.approvalWindowMs === undefined) return undefined;
+  return new Date(Date.parse(input.createdAt) + input.approvalWindowMs).toISOString();
+}
+
+/**
+ * What a payment shows the moment it is created, before its workflow has run: `initiating` (or `awaiting_approval`,
+ * with its approvals so far and their deadline), no events.
+ */
 export function newPaymentResource(input: PaymentInput): PaymentResource {
   const { request } = input;
+  const deadline = paymentApprovalDeadline(input);
   return {
     id: input.paymentId,
     type: request.type,
     reference: request.reference,
-    status: 'initiating',
+    status: initialPaymentStatus(input),
     amount: request.amount,
     created_at: input.createdAt,
     updated_at: input.createdAt,
@@ -180,6 +203,7 @@ export function newPaymentResource(input: PaymentInput): PaymentResource {
     failure: null,
     ...(request.type === 'card_payment' ? { card: { last4: request.card.last4 } } : {}),
     ...(request.metadata ? { metadata: request.metadata } : {}),
+    ...(deadline ? { approvals: [], approval_expires_at: deadline } : {}),
     events: [],
   };
 }

@@ -33,6 +33,9 @@ export function paymentCurrentDetails(payment: PaymentResource): string {
     payment.provider.transaction_id ? `provider transaction: \`${payment.provider.transaction_id}\`` : undefined,
     payment.failure ? `failure: ${payment.failure.code} · ${payment.failure.message}` : undefined,
     payment.status === 'needs_review' ? 'waiting for an operator: `npm run ops -- resolve <id> …`' : undefined,
+    payment.status === 'awaiting_approval'
+      ? `waiting for an operator's approval until ${payment.approval_expires_at ?? '-'}: \`npm run ops -- approve <id>\``
+      : undefined,
   ];
   return lines.filter(Boolean).join('  \n');
 }

@@ -10,6 +10,7 @@ import { paymentExample } from './route-parts';
 
 /** When each event type is sent (the table in docs/api.md). */
 const WHEN: Record<NotificationType, string> = {
+  'payment.approval_required': 'The bank credit waits for an operator to approve it before it is sent.',
   'payment.action_required': "The payment is `pending` with a `next_action` (a card's 3-D Secure redirect).",
   'payment.succeeded': 'The payment succeeded (callback or status query).',
   'payment.failed': 'The payment failed.',

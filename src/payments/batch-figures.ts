@@ -10,6 +10,8 @@ import { AppError, recordCall } from './app-errors';
 import { boundAnswer } from './bound-answers';
 
 const STAGE_OF: Record<PaymentStatus, ItemStage> = {
+  // Only a single payment waits for approval: a batch's items were approved with their batch.
+  awaiting_approval: 'not_started',
   initiating: 'in_flight',
   pending: 'in_flight',
   reconciling: 'in_flight',

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isUnreachable } from '../records/database';
 import type { Database } from '../records/database';
+import { recordApproval } from '../records/approvals';
+import type { ApprovalRecord } from '../records/approvals';
 import { recordOperatorAction } from '../records/operator-actions';
 import type { OperatorActionInput } from '../records/operator-actions';
 import { AppError } from './app-errors';
@@ -41,4 +43,11 @@ export async function recordAppliedAction(
       );
     }
   }
+}
+
+/** Records an operator's approval or rejection that Temporal has applied: its operator action with its approval row. */
+export async function recordAppliedDecision(db: Database, approval: ApprovalRecord): Promise<void> {
+  const { subject, subjectId, operator, decision, outcome } = approval;
+  const action = { operator, action: `${subject}.${decision}`, subjectId, outcome };
+  await recordAppliedAction(db, action, undefined, () => recordApproval(db, approval));
 }

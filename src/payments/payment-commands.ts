@@ -4,7 +4,7 @@ import {
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
 } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
+import type { Client, UpdateDefinition } from '@temporalio/client';
 import type {
   PaymentInput,
   PaymentResource,
@@ -14,7 +14,13 @@ import type {
 } from '../domain/payment-model';
 import { newPaymentResource } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
-import { callbackSignal, initiationUpdate, paymentSearchAttributes, resolveUpdate } from '../workflows/definitions';
+import {
+  callbackSignal,
+  initiationUpdate,
+  paymentApprovalUpdate,
+  paymentSearchAttributes,
+  resolveUpdate,
+} from '../workflows/definitions';
 import { PAYMENT_WORKFLOW, paymentWorkflowId } from '../domain/ids';
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import type { paymentWorkflow } from '../workflows';
@@ -31,7 +37,10 @@ import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
-import { recordAppliedAction } from './operator-action-log';
+import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
+import { DEFAULT_APPROVAL_WINDOW_MS, creditApprovalsRequired } from '../domain/approval-rules';
+import type { ApprovalDecision, ApprovalInput, ApprovalThresholds } from '../domain/approval-rules';
+import { toMinorUnits } from '../domain/money';
 
 export interface PaymentCommandsOptions {
   taskQueue: string;
@@ -57,6 +66,10 @@ export interface PaymentCreation {
   cardVault: CardVault;
   /** The records: the idempotency key and the payment's first record are written there before anything starts. */
   records: Database;
+  /** Each merchant's approval thresholds (APPROVAL_THRESHOLDS): a bank credit above `credit` waits for an operator. */
+  approvalThresholds?: (merchantId: string) => ApprovalThresholds | undefined;
+  /** How long such a payment waits for its approval (APPROVAL_WINDOW). */
+  approvalWindowMs?: number;
 }
 
 /** What changes payments: create one, hand it a provider callback, resolve it; each a signed Temporal call. */
@@ -96,6 +109,7 @@ export class PaymentCommands {
       request: stored,
       createdAt: new Date().toISOString(),
       timing: creation.timingFor(request.type),
+      ...approvalFields(creation, merchantId, request),
     };
     const key = {
       merchantId,
@@ -212,26 +226,54 @@ export class PaymentCommands {
     return description.status.name === 'RUNNING' ? fallback : this.reads.get(paymentId);
   }
 
-  /** An operator's decision on a payment in review, recorded as their action; refused unless it is `needs_review`. */
-  async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
+  /** Where operator actions are recorded; an operator's command needs it. */
+  private operatorActions(): Database {
     const actions = this.options.actions;
     if (!actions) throw new Error('these PaymentCommands were made without a record of operator actions');
+    return actions;
+  }
+
+  /** An operator's Update, signed for the task queue the payment runs on; a conflict once the payment has closed. */
+  private async operatorUpdate<A>(
+    paymentId: string,
+    update: UpdateDefinition<PaymentResource, [Signed<A>]>,
+    kind: MessageKind,
+    body: A,
+  ): Promise<PaymentResource> {
     const taskQueue = await temporalCall(
       async () => (await this.options.taskQueueOf?.(paymentId)) ?? this.options.taskQueue,
     );
-    const message = this.sign('resolution', paymentId, resolution, taskQueue);
-    const payment = await executeUpdate(
-      this.client,
-      paymentId,
-      resolveUpdate,
-      message,
-      'the payment is already settled',
-    );
+    const message = this.sign(kind, paymentId, body, taskQueue);
+    return executeUpdate(this.client, paymentId, update, message, 'the payment is already settled');
+  }
+
+  /** An operator's decision on a payment in review, recorded as their action; refused unless it is `needs_review`. */
+  async resolve(paymentId: string, resolution: ResolveInput & { operator: string }): Promise<PaymentResource> {
+    const actions = this.operatorActions();
+    const payment = await this.operatorUpdate(paymentId, resolveUpdate, 'resolution', resolution);
     await recordAppliedAction(actions, {
       operator: resolution.operator,
       action: 'payment.resolve',
       subjectId: paymentId,
       detail: { outcome: resolution.outcome, note: resolution.note },
+      outcome: payment.status,
+    });
+    return payment;
+  }
+
+  /**
+   * An operator's approval or rejection of a bank credit waiting for one, counted by its workflow, then recorded (an
+   * approval row and its operator action). Refused (conflict) when no decision is due or this operator may not decide.
+   */
+  async decide(paymentId: string, decision: ApprovalDecision, operator: string): Promise<PaymentResource> {
+    const actions = this.operatorActions();
+    const body: ApprovalInput = { decision, operator };
+    const payment = await this.operatorUpdate(paymentId, paymentApprovalUpdate, 'approval', body);
+    await recordAppliedDecision(actions, {
+      subject: 'payment',
+      subjectId: paymentId,
+      operator,
+      decision,
       outcome: payment.status,
     });
     return payment;
@@ -253,4 +295,17 @@ export class PaymentCommands {
       return description ? 'closed' : 'unknown';
     }
   }
+}
+
+/** Whether a payment waits for an operator before it is sent, from its merchant's thresholds, its type and amount. */
+function approvalFields(
+  creation: PaymentCreation,
+  merchantId: string,
+  request: PaymentRequest,
+): Pick<PaymentInput, 'approvalsRequired' | 'approvalWindowMs'> {
+  const thresholds = creation.approvalThresholds?.(merchantId);
+  const required = creditApprovalsRequired(thresholds, request.type, toMinorUnits(request.amount));
+  return required > 0
+    ? { approvalsRequired: required, approvalWindowMs: creation.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS }
+    : {};
 }

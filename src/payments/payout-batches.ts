@@ -17,9 +17,8 @@ import {
   batchControlUpdate,
   batchProgressQuery,
 } from '../workflows/definitions';
-import { batchApprovalsRequired } from '../domain/approval-rules';
+import { DEFAULT_APPROVAL_WINDOW_MS, batchApprovalsRequired } from '../domain/approval-rules';
 import type { ApprovalDecision, ApprovalInput, ApprovalThresholds } from '../domain/approval-rules';
-import { recordApproval } from '../records/approvals';
 import { PAYOUT_BATCH_WORKFLOW, batchItemPaymentId, batchWorkflowId } from '../domain/ids';
 import { AppError, purgedReference, recordCall, temporalCall } from './app-errors';
 import type { Database } from '../records/database';
@@ -29,7 +28,7 @@ import { readBatch } from '../records/record-reads';
 import { withPace } from './batch-figures';
 import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
-import { recordAppliedAction } from './operator-action-log';
+import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
 import { endedWithoutResult, executeUpdate, queryOrResult } from './workflow-calls';
 import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
@@ -251,10 +250,13 @@ export class Batches {
     const keys = requireSigningKeys(this.options.signingKeys);
     const message = signMessage(keys, 'approval', batchId, body, this.scope(taskQueue));
     const batch = await executeUpdate(this.client, batchId, batchApprovalUpdate, message, 'the batch has finished');
-    const action = { operator, action: `batch.${decision}`, subjectId: batchId, outcome: batch.status };
-    await recordAppliedAction(actions, action, undefined, () =>
-      recordApproval(actions, { subjectId: batchId, operator, decision, outcome: batch.status }),
-    );
+    await recordAppliedDecision(actions, {
+      subject: 'batch',
+      subjectId: batchId,
+      operator,
+      decision,
+      outcome: batch.status,
+    });
     return batch;
   }
 
@@ -281,11 +283,11 @@ function waitingFields(
   const required = batchApprovalsRequired(options.approvalThresholds?.(merchantId), totalMinor);
   return {
     ...(scheduledAt ? { startsAt: new Date(scheduledAt).toISOString() } : {}),
-    ...(required > 0 ? { approvalsRequired: required, approvalWindowMs: options.approvalWindowMs ?? DAY_MS } : {}),
+    ...(required > 0
+      ? { approvalsRequired: required, approvalWindowMs: options.approvalWindowMs ?? DEFAULT_APPROVAL_WINDOW_MS }
+      : {}),
   };
 }
-
-const DAY_MS = 24 * 3600_000;
 
 /** The batch's Web UI summary: reference, size, total, and when it starts when not at once. */
 function batchSummary(input: BatchInput): string {

@@ -7,6 +7,8 @@ import type { ApprovalDecision } from '../domain/approval-rules';
 
 /** One operator's decision about a batch or payment, and what it left. */
 export interface ApprovalRecord {
+  /** What it decides on: its operator action is `batch.approve`, `payment.reject`… */
+  subject: 'batch' | 'payment';
   subjectId: string;
   operator: string;
   decision: ApprovalDecision;
@@ -14,12 +16,12 @@ export interface ApprovalRecord {
   outcome: string;
 }
 
-/** Records a decision and its operator action (`batch.approve`, `batch.reject`) in one transaction; once per operator. */
+/** Records a decision and its operator action (`batch.approve`, `payment.reject`…) in one transaction; once per operator. */
 export async function recordApproval(db: Database, approval: ApprovalRecord): Promise<void> {
   await inTransaction(db, async (client) => {
     const action = await recordOperatorAction(client, {
       operator: approval.operator,
-      action: `batch.${approval.decision}`,
+      action: `${approval.subject}.${approval.decision}`,
       subjectId: approval.subjectId,
       outcome: approval.outcome,
     });

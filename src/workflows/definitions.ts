@@ -3,6 +3,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { ApprovalInput } from '../domain/approval-rules';
 import type { BatchControl, BatchProgress, ItemSettled } from '../domain/batch-model';
+import { initialPaymentStatus } from '../domain/payment-model';
 import type { PaymentInput, PaymentResource, ProviderCallback, ResolveInput } from '../domain/payment-model';
 import type { Signed } from '../domain/signed';
 
@@ -14,6 +15,8 @@ export const paymentQuery = defineQuery<PaymentResource>('payment');
 export const resolveUpdate = defineUpdate<PaymentResource, [Signed<ResolveInput>]>('resolve');
 /** Answers once the initiation step is over (Update-with-Start: `POST /v1/payments` in one round trip). */
 export const initiationUpdate = defineUpdate<PaymentResource>('initiation');
+/** An operator's approval or rejection of a bank credit waiting for one (kind `approval`); answers once recorded. */
+export const paymentApprovalUpdate = defineUpdate<PaymentResource, [Signed<ApprovalInput>]>('paymentApproval');
 
 export const SearchAttributes = {
   status: defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD),
@@ -35,7 +38,7 @@ export const batchApprovalUpdate = defineUpdate<BatchProgress, [Signed<ApprovalI
 /** The search attributes a payment workflow starts with, single or batch item alike. */
 export function paymentSearchAttributes(input: PaymentInput): SearchAttributePair[] {
   const pairs: SearchAttributePair[] = [
-    { key: SearchAttributes.status, value: 'initiating' },
+    { key: SearchAttributes.status, value: initialPaymentStatus(input) },
     { key: SearchAttributes.type, value: input.request.type },
     { key: SearchAttributes.reference, value: input.request.reference },
     { key: SearchAttributes.merchant, value: input.merchantId },

@@ -12,6 +12,8 @@ import type {
   StatusCheck,
 } from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
+import { approvalOutcome, approvalRefusal } from '../domain/approval-rules';
+import type { Approval, ApprovalInput, ApprovalState } from '../domain/approval-rules';
 
 /** Distinct events of a kind a flood could repeat (callbacks, status checks) recorded at most; repeats are counted. */
 const MAX_REPEATABLE_EVENTS = 200;
@@ -46,12 +48,15 @@ export class PaymentState {
   private notFoundChecks = 0;
   /** A transaction a callback named whose confirming status query failed: reconciliation asks about it. */
   private unconfirmedTransactionId: string | null = null;
+  /** Who created the payment (never one of its approvers), and how many operators must approve it. */
+  private readonly approval: Pick<ApprovalState, 'createdBy' | 'required'>;
 
   constructor(
     input: PaymentInput,
     private readonly listener: PaymentStatusListener = { statusChanged: () => undefined },
   ) {
     this.resource = newPaymentResource(input);
+    this.approval = { createdBy: input.merchantId, required: input.approvalsRequired ?? 0 };
   }
 
   get status(): PaymentStatus {
@@ -60,6 +65,43 @@ export class PaymentState {
 
   get terminal(): boolean {
     return isTerminal(this.resource.status);
+  }
+
+  /** Why this operator's decision is refused now (nothing waits for one, or not theirs to make), or undefined. */
+  decisionRefusal(decision: ApprovalInput): string | undefined {
+    if (this.status !== 'awaiting_approval') {
+      return `payment is ${this.status}; only awaiting_approval can be approved or rejected`;
+    }
+    return approvalRefusal(this.approvalState, decision);
+  }
+
+  /** An operator's decision: enough approvals send the payment (`initiating`), a rejection fails it, nothing sent. */
+  decided(approval: Approval, now: Date): void {
+    if (this.decisionRefusal(approval)) return;
+    this.resource.approvals = [...(this.resource.approvals ?? []), approval];
+    this.record(now, { type: 'approval_decided', outcome: approval.decision, message: `by ${approval.operator}` });
+    const outcome = approvalOutcome(this.approvalState);
+    if (outcome === 'approved') this.setStatus('initiating', now);
+    if (outcome === 'rejected') {
+      this.settle('failed', now, {
+        code: 'rejected_by_operator',
+        message: `rejected by ${approval.operator}; nothing was sent to the provider`,
+      });
+    }
+  }
+
+  /** Nobody approved it within its window (APPROVAL_WINDOW): it fails, nothing sent. */
+  approvalExpired(now: Date): void {
+    if (this.status !== 'awaiting_approval') return;
+    this.record(now, { type: 'approval_expired', message: `not approved by ${this.resource.approval_expires_at}` });
+    this.settle('failed', now, {
+      code: 'approval_expired',
+      message: 'no operator approved it within the approval window; nothing was sent to the provider',
+    });
+  }
+
+  private get approvalState(): ApprovalState {
+    return { ...this.approval, approvals: this.resource.approvals ?? [] };
   }
 
   /** The provider acknowledged the initiation: the payment now waits for its callback. */
@@ -125,7 +167,7 @@ export class PaymentState {
       });
       return;
     }
-    if (this.status === 'initiating') {
+    if (this.status === 'initiating' || this.status === 'awaiting_approval') {
       this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: EARLY });
       this.early.push(callback);
       return;
@@ -272,13 +314,13 @@ export class PaymentState {
   cancelRequested(now: Date): void {
     const message = this.terminal
       ? 'the payment already has its outcome'
-      : this.status === 'initiating'
+      : this.status === 'initiating' || this.status === 'awaiting_approval'
         ? 'it fails unless its initiation has already started, which then finishes and settles as usual'
         : 'the provider already has the payment: it still settles by callback, reconciliation or review';
     this.record(now, { type: 'cancel_requested', message: `cancellation requested in Temporal; ${message}` });
   }
 
-  /** The cancellation came before any worker started the initiation: nothing was sent, the payment fails. */
+  /** The cancellation came before any worker started the initiation (or while it awaited approval): nothing was sent. */
   cancelledBeforeInitiation(now: Date): void {
     this.settle('failed', now, {
       code: 'cancelled',

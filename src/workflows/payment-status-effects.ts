@@ -133,6 +133,7 @@ class PaymentNotices {
       this.sent.add(type);
       emit(type);
     };
+    if (payment.status === 'awaiting_approval') once('payment.approval_required');
     if (payment.status === 'pending' && payment.next_action) once('payment.action_required');
     if (payment.status === 'needs_review') once('payment.needs_review');
     if (isTerminal(payment.status) && !this.sent.has('payment.resolved')) {

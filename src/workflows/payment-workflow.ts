@@ -15,6 +15,7 @@ import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } 
 import { SeenNonces } from '../domain/signed';
 import { activityFailure, initiationFailure } from './activity-failure';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
+import { approvedForSending } from './payment-approval';
 import { PaymentState } from './payment-state';
 import { PaymentStatusEffects } from './payment-status-effects';
 import { workflowTime } from './time';
@@ -47,8 +48,9 @@ const ACTIVITY_SUMMARY = {
 } as const;
 
 /**
- * One payment from initiation to a final outcome: callback, reconciliation, or an operator's decision. It acts only on
- * what the server signed for it: its start message, callbacks and resolutions (see trust.ts).
+ * One payment from initiation (after an operator's approval, when it needs one) to a final outcome: callback,
+ * reconciliation, or an operator's decision. It acts only on what the server signed for it: its start message,
+ * callbacks, approvals and resolutions (see trust.ts).
  */
 export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentResource> {
   const input = trustedPaymentInput(message);
@@ -97,7 +99,8 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   // started yet is called off, and everything after the initiation runs on to the payment's outcome.
   void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
 
-  await initiate(state, message, input);
+  // A bank credit above its merchant's threshold waits for an operator first; rejected or expired, nothing is sent.
+  if (await approvedForSending(state, input, nonces, effects)) await initiate(state, message, input);
   // A card payment's redirect arrives with the acknowledgement, after the status became pending.
   effects.paymentChanged(state);
   await CancellationScope.nonCancellable(async () => {
