@@ -29,6 +29,8 @@ import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
+import { MERCHANT_ROUTES } from './merchant-routes';
+import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import type { RouteSpec } from './route-spec';
 
@@ -40,6 +42,8 @@ export const ALL_ROUTES: readonly RouteSpec[] = [
   ...EVENT_ROUTES,
   ...EXPORT_ROUTES,
   ...OPERATOR_ROUTES,
+  ...MERCHANT_ROUTES,
+  ...WEBHOOK_ENDPOINT_ROUTES,
   ...CODEC_ROUTES,
   ...CALLBACK_ROUTES,
   ...HEALTH_ROUTES,
