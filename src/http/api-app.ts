@@ -29,7 +29,7 @@ import { EVENT_ROUTES } from './event-routes';
 import { openApiDocument } from './openapi-document';
 import { HEALTH_ROUTES } from './health-routes';
 import { OPERATOR_ROUTES } from './operator-routes';
-import { MERCHANT_ROUTES } from './merchant-routes';
+import { MERCHANT_ROUTES } from './merchant-account-routes';
 import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';

@@ -29,7 +29,7 @@ import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
-import { MERCHANT_ROUTES } from './merchant-routes';
+import { MERCHANT_ROUTES } from './merchant-account-routes';
 import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import type { RouteSpec } from './route-spec';

@@ -1,6 +1,6 @@
 import type { NotificationType } from '../domain/notification';
 import type { Database } from '../records/database';
-import { loadEnabledEndpoints } from '../records/merchant-endpoints';
+import { loadEnabledEndpoints } from '../records/merchant-endpoint-records';
 import { MerchantSnapshot } from '../records/merchant-snapshot';
 import type { MerchantWebhook } from './webhook-post';
 

@@ -6,7 +6,7 @@ import type { RetrySchedule } from '../domain/notification-delivery';
 import type { Database } from '../records/database';
 import { OUTBOX_CHANNEL, claimDueEvents, recordAttempt } from '../records/notification-outbox';
 import type { ClaimedEvent } from '../records/notification-outbox';
-import { setAsideEvent } from '../records/merchant-endpoints';
+import { setAsideEvent } from '../records/merchant-endpoint-records';
 import { EndpointDirectory } from './endpoint-directory';
 import { postEvent } from './webhook-post';
 import type { MerchantWebhook, PostOutcome } from './webhook-post';

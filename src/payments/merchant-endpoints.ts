@@ -8,8 +8,8 @@ import {
   listEndpoints,
   rollEndpointSecret,
   updateEndpoint,
-} from '../records/merchant-endpoints';
-import type { EndpointRow } from '../records/merchant-endpoints';
+} from '../records/merchant-endpoint-records';
+import type { EndpointRow } from '../records/merchant-endpoint-records';
 import { AppError } from './app-errors';
 
 /** A new signing secret as Standard Webhooks writes them: `whsec_` and the base64 of 32 random bytes. */

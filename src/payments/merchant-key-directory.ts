@@ -1,5 +1,5 @@
 import type { Database } from '../records/database';
-import { loadLiveApiKeys, recordBootstrapMerchants } from '../records/merchant-accounts';
+import { loadLiveApiKeys, recordBootstrapMerchants } from '../records/merchant-key-records';
 import { MerchantSnapshot } from '../records/merchant-snapshot';
 
 /** A stored key as the server checks it. */

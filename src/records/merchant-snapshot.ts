@@ -1,5 +1,5 @@
 import type { Database } from './database';
-import { MERCHANT_CHANNEL } from './merchant-accounts';
+import { MERCHANT_CHANNEL } from './merchant-key-records';
 
 /**
  * A copy of merchant data (keys, endpoints) that reads synchronously: loaded at start, loaded again as soon as a

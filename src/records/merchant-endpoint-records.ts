@@ -1,6 +1,6 @@
 import type { Database } from './database';
 import { inTransaction } from './database';
-import { announceMerchantChange } from './merchant-accounts';
+import { announceMerchantChange } from './merchant-key-records';
 
 // Merchants' notification endpoints and their signing secrets (migrations/007_merchants.sql).
 
