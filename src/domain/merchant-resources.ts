@@ -106,3 +106,6 @@ export const endpointSecretSchema = z
 
 export type MerchantResource = z.infer<typeof merchantSchema>;
 export type WebhookEndpointResource = z.infer<typeof webhookEndpointSchema>;
+
+/** The schemas other answers hold, each a component of the OpenAPI document. */
+export const MERCHANT_NESTED_SCHEMAS = [apiKeySchema, merchantSchema, webhookEndpointSchema] as const;

@@ -29,6 +29,7 @@ import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
+import { MERCHANT_NESTED_SCHEMAS } from '../domain/merchant-resources';
 import { MERCHANT_ROUTES } from './merchant-account-routes';
 import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
@@ -82,6 +83,7 @@ export function openApiDocument(options: OpenApiOptions): Json {
     eventResourceSchema,
     eventDetailSchema,
     eventListSchema,
+    ...MERCHANT_NESTED_SCHEMAS,
   ]) {
     responses.add(schema, { id: idOf(schema) });
   }

@@ -122,13 +122,14 @@ export async function rollApiKey(
   });
 }
 
-/** Revokes every key of a merchant at once; the number revoked, or undefined when there is no such merchant. */
+/** Revokes every key of a merchant that still works, at once; the number revoked, or undefined when there is no such merchant. */
 export async function revokeApiKeys(db: Database, merchantId: string): Promise<number | undefined> {
   return inTransaction(db, async (client) => {
     const merchant = await client.query(`SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE`, [merchantId]);
     if (merchant.rowCount !== 1) return undefined;
     const { rowCount } = await client.query(
-      `UPDATE api_keys SET revoked_at = now() WHERE merchant_id = $1 AND revoked_at IS NULL`,
+      `UPDATE api_keys SET revoked_at = now()
+       WHERE merchant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
       [merchantId],
     );
     await announceMerchantChange(client);
