@@ -6,6 +6,7 @@ import type { RetrySchedule } from '../domain/notification-delivery';
 import type { Database } from '../records/database';
 import { OUTBOX_CHANNEL, claimDueEvents, recordAttempt } from '../records/notification-outbox';
 import type { ClaimedEvent } from '../records/notification-outbox';
+import { listenOn } from '../records/listen-channel';
 import { setAsideEvent } from '../records/merchant-endpoint-records';
 import { EndpointDirectory } from './endpoint-directory';
 import { postEvent } from './webhook-post';
@@ -192,23 +193,13 @@ export class NotificationRelay {
   private async listen(): Promise<void> {
     if (this.unlisten || Date.now() < this.listenAfter) return;
     this.listenAfter = Date.now() + 5000;
-    const client = await this.deps.database.connect();
-    let released = false;
-    const release = () => {
-      if (this.unlisten === release) this.unlisten = undefined;
-      if (!released) client.release(true);
-      released = true;
-    };
-    client.on('notification', () => this.wakeUp());
     // A broken connection (PostgreSQL restarted) is dropped; the next loop listens again.
-    client.on('error', release);
-    try {
-      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    this.unlisten = release;
+    this.unlisten = await listenOn(
+      this.deps.database,
+      OUTBOX_CHANNEL,
+      () => this.wakeUp(),
+      () => (this.unlisten = undefined),
+    );
   }
 
   private sleep(ms: number): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { listenOn } from './listen-channel';
 import { MERCHANT_CHANNEL } from './merchant-key-records';
 
 /**
@@ -74,22 +75,12 @@ export class MerchantSnapshot<T> {
 
   private async listen(): Promise<void> {
     if (this.unlisten) return;
-    const client = await this.db.connect();
-    let released = false;
-    const release = () => {
-      if (this.unlisten === release) this.unlisten = undefined;
-      if (!released) client.release(true);
-      released = true;
-    };
-    client.on('notification', () => void this.reload().catch(this.reportError));
-    client.on('error', release);
-    try {
-      await client.query(`LISTEN ${MERCHANT_CHANNEL}`);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    this.unlisten = release;
+    this.unlisten = await listenOn(
+      this.db,
+      MERCHANT_CHANNEL,
+      () => void this.reload().catch(this.reportError),
+      () => (this.unlisten = undefined),
+    );
     // A change announced before LISTEN took hold is read now.
     await this.reload();
   }
