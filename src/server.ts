@@ -22,6 +22,9 @@ import { PaymentCommands } from './payments/payment-commands';
 import { PaymentExports } from './payments/payment-exports';
 import { PaymentReads } from './payments/payment-reads';
 import { Notifications } from './payments/notification-deliveries';
+import { MerchantAccounts } from './payments/merchant-accounts';
+import { MerchantEndpoints } from './payments/merchant-endpoints';
+import { MerchantKeyDirectory } from './payments/merchant-key-directory';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
 import { StartMigrations, openDatabase } from './records/database';
@@ -99,6 +102,11 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     refreshMs: config.BANK_LIST_REFRESH,
     onRefreshFailed: (err) => app.log.warn({ err }, 'bank list refresh failed; keeping the previous list'),
   });
+  // Keys and merchants in PostgreSQL beside those of the environment (docs/merchants.md): followed without a restart.
+  const storedKeys = new MerchantKeyDirectory(records, {
+    bootstrap: [...new Set(config.MERCHANT_API_KEYS.map((entry) => entry.merchantId))],
+    onError: (err) => app.log.warn({ err }, 'merchants: the stored API keys cannot be read; keeping the last ones'),
+  });
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
     labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
@@ -120,7 +128,9 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     banks,
     tokens,
     callbackAllowGet: config.CALLBACK_ALLOW_GET,
-    keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET),
+    keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET, storedKeys),
+    merchants: new MerchantAccounts(records, () => storedKeys.reload()),
+    endpoints: new MerchantEndpoints(records),
     rules: {
       voucherChannels: config.VOUCHER_CHANNELS,
       now: () => new Date(),
@@ -139,6 +149,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     instrument: activeTracing()?.instrumentFastify,
   });
   await migrations.start();
+  await storedKeys.start();
   await app.listen({ port: config.PORT, host: config.HOST });
   const metricsServer = await serveMetrics(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
   return {
@@ -147,6 +158,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     metricsPort: metricsServer.port,
     close: async () => {
       await app.close();
+      storedKeys.stop();
       await provider.close();
       await metricsServer.close();
       await client.connection.close();

@@ -41,6 +41,8 @@ function standInApp(): FastifyInstance {
     exports: {} as never,
     banks: {} as never,
     keys: new ApiKeys([{ merchantId: 'acme', key: MERCHANT_KEY }], [{ name: 'ada.ops', key: OPERATOR_KEY }]),
+    merchants: {} as never,
+    endpoints: {} as never,
     tokens: {} as never,
     rules,
     logger: false,

@@ -7,6 +7,7 @@ import { registerApprove } from './approve';
 import { registerBatch } from './batch-commands';
 import { registerCodecUrl } from './codec-url';
 import { registerList } from './list';
+import { registerMerchants } from './merchant-commands';
 import { registerNotifications } from './notification-commands';
 import { registerRecords } from './records-commands';
 import { registerResolve } from './resolve';
@@ -27,6 +28,7 @@ const COMMANDS: readonly RegisterCommand[] = [
   registerRecords,
   registerActions,
   registerCodecUrl,
+  registerMerchants,
 ];
 
 const EXIT_CODE: Record<AppError['kind'], number> = {
@@ -41,8 +43,8 @@ const EXIT_CODE: Record<AppError['kind'], number> = {
 export async function runOps(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('ops')
     .description(
-      'Operate payments and payout batches: list, show, resolve, approve, reject, stuck, batch, notifications, records verify and ' +
-        'purge, actions; codec-url for the Web UI. Uses ' +
+      'Operate payments and payout batches: list, show, resolve, approve, reject, stuck, batch, notifications, records ' +
+        'verify and purge, actions; codec-url for the Web UI; merchants and keys. Uses ' +
         'TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and the TLS settings of the worker and server (TEMPORAL_TLS_*, ' +
         'TEMPORAL_API_KEY, TEMPORAL_PROFILE), and DATABASE_URL for records.',
     )

@@ -12,6 +12,8 @@ import type { PaymentExports } from '../payments/payment-exports';
 import type { PaymentReads } from '../payments/payment-reads';
 import type { Notifications } from '../payments/notification-deliveries';
 import type { Readiness } from '../payments/readiness';
+import type { MerchantAccounts } from '../payments/merchant-accounts';
+import type { MerchantEndpoints } from '../payments/merchant-endpoints';
 import type { ApiKeys } from './auth';
 import { registerCallbackRoutes } from './callback-routes';
 import { registerCodecRoutes } from './codec-routes';
@@ -27,6 +29,8 @@ import { EVENT_ROUTES } from './event-routes';
 import { openApiDocument } from './openapi-document';
 import { HEALTH_ROUTES } from './health-routes';
 import { OPERATOR_ROUTES } from './operator-routes';
+import { MERCHANT_ROUTES } from './merchant-account-routes';
+import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
@@ -41,6 +45,10 @@ export interface AppDeps {
   exports: PaymentExports;
   banks: BankDirectory;
   keys: ApiKeys;
+  /** Merchants and their keys, for operators. */
+  merchants: MerchantAccounts;
+  /** Merchants' own webhook endpoints. */
+  endpoints: MerchantEndpoints;
   tokens: CallbackTokens;
   /** Takes provider callbacks by GET too (CALLBACK_ALLOW_GET); otherwise GET answers 405. */
   callbackAllowGet?: boolean;
@@ -113,6 +121,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerRoutes(app, EVENT_ROUTES, deps);
   registerRoutes(app, EXPORT_ROUTES, deps);
   registerRoutes(app, OPERATOR_ROUTES, deps);
+  registerRoutes(app, MERCHANT_ROUTES, deps);
+  registerRoutes(app, WEBHOOK_ENDPOINT_ROUTES, deps);
   registerDocsRoutes(app, openApiDocument({ serverUrl: deps.publicBaseUrl, rules: deps.rules }), deps);
   // Callbacks come in an undocumented format: accept forms and any text, in their own scope only.
   void app.register(async (scope) => {

@@ -2,6 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '../crypto/digest';
 import type { FastifyRequest } from 'fastify';
 import { signCodecToken, verifyCodecToken } from '../crypto/codec-tokens';
+import { apiKeyId } from '../payments/merchant-accounts';
+import type { StoredKey } from '../payments/merchant-key-directory';
 import { ApiError } from './http-errors';
 
 /** Who makes a request: a merchant, or an operator (a person, by name). */
@@ -12,7 +14,16 @@ interface KeyEntry {
   caller: Caller;
 }
 
-/** Finds who a bearer key belongs to, comparing every key in constant time; issues and checks Web UI codec tokens. */
+/** The merchants' keys kept in PostgreSQL, by key id (payments/merchant-key-directory.ts). */
+export interface StoredKeys {
+  find(id: string): StoredKey | undefined;
+}
+
+/**
+ * Finds who a bearer key belongs to: the keys of the environment (MERCHANT_API_KEYS, OPERATOR_API_KEYS), every one
+ * compared in constant time, then a merchant's stored key by its id (expired ones refused); issues and checks Web UI
+ * codec tokens.
+ */
 export class ApiKeys {
   private readonly entries: KeyEntry[];
   private readonly operatorNames: Set<string>;
@@ -21,6 +32,7 @@ export class ApiKeys {
     merchants: { merchantId: string; key: string }[],
     operators: { name: string; key: string }[],
     private readonly codecTokenSecret?: string,
+    private readonly stored?: StoredKeys,
   ) {
     this.entries = [
       ...merchants.map((m) => ({
@@ -41,6 +53,7 @@ export class ApiKeys {
     for (const entry of this.entries) {
       if (timingSafeEqual(entry.digest, presented) && !found) found = entry.caller;
     }
+    found ??= this.storedCaller(match[1], presented);
     if (!found) throw new ApiError(401, 'unauthorized', 'the API key is not valid');
     return found;
   }
@@ -62,6 +75,13 @@ export class ApiKeys {
       throw new ApiError(401, 'unauthorized', 'the codec token is not valid or has expired; ask for a new one');
     }
     return { role: 'operator', name: verified.operator };
+  }
+
+  private storedCaller(key: string, presented: Buffer): Caller | undefined {
+    const id = apiKeyId(key);
+    const stored = id === undefined ? undefined : this.stored?.find(id);
+    if (!stored || (stored.expiresAt !== undefined && stored.expiresAt <= Date.now())) return undefined;
+    return timingSafeEqual(stored.digest, presented) ? { role: 'merchant', merchantId: stored.merchantId } : undefined;
   }
 
   private requireCodecTokenSecret(): string {

@@ -30,6 +30,9 @@ import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
 import { OPERATOR_ROUTES } from './operator-routes';
 import { notificationWebhooks } from './openapi-webhooks';
+import { MERCHANT_NESTED_SCHEMAS } from '../domain/merchant-resources';
+import { MERCHANT_ROUTES } from './merchant-account-routes';
+import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import type { RouteSpec } from './route-spec';
 
@@ -41,6 +44,8 @@ export const ALL_ROUTES: readonly RouteSpec[] = [
   ...EVENT_ROUTES,
   ...EXPORT_ROUTES,
   ...OPERATOR_ROUTES,
+  ...MERCHANT_ROUTES,
+  ...WEBHOOK_ENDPOINT_ROUTES,
   ...CODEC_ROUTES,
   ...CALLBACK_ROUTES,
   ...HEALTH_ROUTES,
@@ -79,6 +84,7 @@ export function openApiDocument(options: OpenApiOptions): Json {
     eventResourceSchema,
     eventDetailSchema,
     eventListSchema,
+    ...MERCHANT_NESTED_SCHEMAS,
   ]) {
     responses.add(schema, { id: idOf(schema) });
   }

@@ -6,8 +6,11 @@ import type { RetrySchedule } from '../domain/notification-delivery';
 import type { Database } from '../records/database';
 import { OUTBOX_CHANNEL, claimDueEvents, recordAttempt } from '../records/notification-outbox';
 import type { ClaimedEvent } from '../records/notification-outbox';
+import { listenOn } from '../records/listen-channel';
+import { setAsideEvent } from '../records/merchant-endpoint-records';
+import { EndpointDirectory } from './endpoint-directory';
 import { postEvent } from './webhook-post';
-import type { MerchantWebhook } from './webhook-post';
+import type { MerchantWebhook, PostOutcome } from './webhook-post';
 
 /** Deliveries in flight at once per relay; the rest wait in the outbox. */
 const CONCURRENCY = 20;
@@ -23,7 +26,7 @@ const COUNTERS = {
 
 export interface RelayDeps {
   database: Database;
-  /** MERCHANT_WEBHOOKS, by merchant id: the relay delivers only these merchants' events. */
+  /** MERCHANT_WEBHOOKS, by merchant id; beside them, the endpoints merchants keep in PostgreSQL (endpoint-directory.ts). */
   webhooks: ReadonlyMap<string, MerchantWebhook>;
   retry: RetrySchedule;
   requestTimeoutMs: number;
@@ -42,7 +45,7 @@ export interface RelayDeps {
  */
 export class NotificationRelay {
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly merchants: string[];
+  private readonly endpoints: EndpointDirectory;
   private readonly clock: () => Date;
   private stopped = false;
   private wake: (() => void) | undefined;
@@ -52,14 +55,18 @@ export class NotificationRelay {
   private lastError = '';
 
   constructor(private readonly deps: RelayDeps) {
-    this.merchants = [...deps.webhooks.keys()];
     this.clock = deps.clock ?? (() => new Date());
+    this.endpoints = new EndpointDirectory(deps.database, deps.webhooks, (err) => {
+      this.deps.log.warn('notifications: the webhook endpoints cannot be read; keeping the last ones', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    });
   }
 
-  /** Starts delivering (nothing to do without a merchant to notify). */
+  /** Starts delivering (merchants' endpoints can come at any time: it runs even while no merchant has one). */
   start(): void {
-    if (this.merchants.length === 0 || this.loop) return;
-    this.loop = this.run();
+    if (this.loop) return;
+    this.loop = this.endpoints.start().then(() => this.run());
   }
 
   /** Stops taking events and waits for the deliveries under way to end. */
@@ -67,6 +74,7 @@ export class NotificationRelay {
     this.stopped = true;
     this.wakeUp();
     await this.loop;
+    this.endpoints.stop();
     this.unlisten?.();
   }
 
@@ -77,7 +85,7 @@ export class NotificationRelay {
         await this.listen();
         const free = CONCURRENCY - this.inFlight.size;
         const leaseMs = this.deps.requestTimeoutMs + 5000;
-        const claimed = await claimDueEvents(this.deps.database, this.merchants, free, leaseMs);
+        const claimed = await claimDueEvents(this.deps.database, this.endpoints.merchants(), free, leaseMs);
         for (const event of claimed) this.track(this.deliver(event));
         if (claimed.length > 0 && claimed.length === free) pause = 0;
         this.lastError = '';
@@ -104,14 +112,13 @@ export class NotificationRelay {
   }
 
   private async deliver({ event, attempt, firstAttemptAt }: ClaimedEvent): Promise<void> {
-    const webhook = this.deps.webhooks.get(event.merchant_id);
-    if (!webhook) return;
+    const [target, ...others] = this.endpoints.targets(event);
+    if (!target) {
+      await this.setAside(event.id, attempt);
+      return;
+    }
     const at = this.clock();
-    const outcome = await postEvent(webhook, event, {
-      timeoutMs: this.deps.requestTimeoutMs,
-      now: at,
-      http: this.deps.http,
-    });
+    const outcome = await this.postToAll(target, others, event, at);
     const now = this.clock();
     const next = afterAttempt(outcome.error, attempt, firstAttemptAt, now, this.deps.retry);
     this.count('notificationAttempts', { outcome: attemptOutcome(outcome.error) });
@@ -140,6 +147,37 @@ export class NotificationRelay {
     }
   }
 
+  /**
+   * POSTs the event to each endpoint at once: the attempt succeeds when every one answered 2xx; otherwise it is tried
+   * again at every endpoint (receivers deduplicate by the event id), and the first failure is the one recorded.
+   */
+  private async postToAll(
+    first: MerchantWebhook,
+    others: readonly MerchantWebhook[],
+    event: ClaimedEvent['event'],
+    at: Date,
+  ): Promise<PostOutcome> {
+    const options = { timeoutMs: this.deps.requestTimeoutMs, now: at, http: this.deps.http };
+    const [outcome, ...rest] = await Promise.all([
+      postEvent(first, event, options),
+      ...others.map((target) => postEvent(target, event, options)),
+    ]);
+    return rest.reduce((shown, next) => (shown.error === null ? next : shown), outcome);
+  }
+
+  /** An event no endpoint takes (its type filtered out, or none enabled) is set aside, unsent. */
+  private async setAside(eventId: string, attempt: number): Promise<void> {
+    try {
+      await setAsideEvent(this.deps.database, eventId, attempt);
+    } catch (err) {
+      // Its lease runs out and it is looked at again.
+      this.deps.log.warn('notification not set aside', {
+        eventId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+
   private async recordWithRetry(attempt: Parameters<typeof recordAttempt>[1]): Promise<boolean> {
     for (let tries = 1; ; tries++) {
       try {
@@ -155,23 +193,13 @@ export class NotificationRelay {
   private async listen(): Promise<void> {
     if (this.unlisten || Date.now() < this.listenAfter) return;
     this.listenAfter = Date.now() + 5000;
-    const client = await this.deps.database.connect();
-    let released = false;
-    const release = () => {
-      if (this.unlisten === release) this.unlisten = undefined;
-      if (!released) client.release(true);
-      released = true;
-    };
-    client.on('notification', () => this.wakeUp());
     // A broken connection (PostgreSQL restarted) is dropped; the next loop listens again.
-    client.on('error', release);
-    try {
-      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    this.unlisten = release;
+    this.unlisten = await listenOn(
+      this.deps.database,
+      OUTBOX_CHANNEL,
+      () => this.wakeUp(),
+      () => (this.unlisten = undefined),
+    );
   }
 
   private sleep(ms: number): Promise<void> {
