@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import {
-  NotificationSignatureError,
-  SIGNATURE_HEADER,
-  signNotification,
-  verifySignature,
-} from '../src/client/notification-signature';
+import { NotificationSignatureError, SIGNATURE_HEADER, signNotification, verifySignature } from '@payments/client';
 import { createSandbox } from '../src/sandbox/sandbox-app';
 import type { Sandbox } from '../src/sandbox/sandbox-app';
 import type { ReceivedNotification } from '../src/sandbox/merchant-inbox';

@@ -9,10 +9,10 @@ import {
   PaymentsClient,
   PaymentsTimeoutError,
   SIGNATURE_HEADER,
+  signNotification,
   verifyNotification,
-} from '../src/client';
-import type { PaymentResource, PaymentStatus, PaymentSummary } from '../src/client';
-import { signNotification } from '../src/client/notification-signature';
+} from '@payments/client';
+import type { PaymentResource, PaymentStatus, PaymentSummary } from '@payments/client';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { batchBody } from './support/batch-helpers';
 import { startFaultyProxy } from './support/faulty-proxy';
@@ -22,7 +22,7 @@ import { paymentRequest, uniqueReference } from './support/request-builders';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
-// The typed client (src/client/) against the running stack: every sandbox scenario of every payment type, an
+// The typed client (@payments/client, its source) against the running stack: every sandbox scenario of every payment type, an
 // operator's resolution, a batch, paging past a page, and the faults a merchant's service meets (a 503 with
 // Retry-After, a dropped connection, a 4xx, a timeout) through a proxy that injects them.
 

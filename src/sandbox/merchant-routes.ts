@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from '../client/notification-signature';
+import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from '@payments/client';
 import { errorBody } from './sandbox-errors';
 import { MerchantInbox, receiverModeSchema } from './merchant-inbox';
 import type { ReceivedNotification } from './merchant-inbox';
