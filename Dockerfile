@@ -7,10 +7,13 @@ ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
+# packages/client is an npm workspace (@payments/client): the sandbox and the notifications import it by name.
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
+COPY packages/client ./packages/client
 COPY src ./src
 # dist/: the compiled code and the workflow bundle the worker loads (no bundling at start).
 RUN npm run build
@@ -20,7 +23,9 @@ RUN npm run build
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/packages/client/dist ./packages/client/dist
 COPY --from=build /app/dist ./dist
 # compose's temporal-auth volume takes this directory's owner (node, uid 1000, as temporal-server's user).
 RUN mkdir -p /run/temporal-auth && chown node:node /run/temporal-auth

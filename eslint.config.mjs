@@ -64,20 +64,32 @@ const LAYERS = [
     files: ['src/sandbox/**/*.ts'],
     own: [
       {
-        regex: '^\\.\\./(?!domain/|client/)',
+        regex: '^\\.\\./(?!domain/)',
         message:
-          'the sandbox stands apart from the code it fakes (never provider/): it imports only domain/ and client/ (as a merchant would)',
+          'the sandbox stands apart from the code it fakes (never provider/): it imports only domain/ and @payments/client (as a merchant would)',
       },
     ],
   },
   {
-    files: ['src/client/**/*.ts'],
+    // Bundled with the domain/ code it uses into a package merchant services install (packages/client/build-client.ts).
+    files: ['packages/client/src/**/*.ts'],
     own: [
       {
-        regex: '^\\.\\./(?!domain/)',
-        message: 'client/ ships to merchant services: it imports only domain/, its own folder and npm packages',
+        regex: '^\\.\\./(?!\\.\\./\\.\\./src/domain/)',
+        message:
+          'the client package ships to merchant services: it imports only src/domain/, its own folder and npm packages',
+      },
+      {
+        regex: '^(?!\\.|zod$|node:)',
+        message: 'the client package depends on zod alone (and Node.js): a merchant service installs nothing else',
       },
     ],
+  },
+  {
+    files: ['packages/client/*.ts'],
+    own: [],
+    local: true,
+    interfaces: true,
   },
   {
     files: ['src/provider/**/*.ts', 'src/vault/**/*.ts', 'src/crypto/**/*.ts', 'src/banks/**/*.ts'],
@@ -186,6 +198,7 @@ export default tseslint.config(
     ignores: [
       'node_modules/',
       'dist/',
+      'packages/*/dist/',
       '.tools/',
       '.data/',
       '.tmp/',

@@ -1,9 +1,11 @@
-// `npm run build`: compiles src/ into dist/ (tsc -b, incremental: dist/.tsbuildinfo), copies the records' SQL
+// `npm run build`: builds the client package (packages/client/dist: the server's sandbox and notifications import it
+// as @payments/client), compiles src/ into dist/ (tsc -b, incremental: dist/.tsbuildinfo), copies the records' SQL
 // migrations beside their runner (`node dist/worker.js` applies them from dist/), then bundles the workflow code
 // (bundle-workflows.ts). Each step skips what has not changed, so a start with nothing changed does not wait for them.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { buildClient } from '../packages/client/build-client';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { bundleWorkflows } from './bundle-workflows';
 
@@ -17,6 +19,7 @@ function missingOutputs(): string[] {
 }
 
 async function main(): Promise<number> {
+  await buildClient({ onlyIfChanged: true });
   const missing = missingOutputs();
   const force = existsSync(join(root, 'dist', '.tsbuildinfo')) && missing.length > 0;
   if (force) {

@@ -67,7 +67,7 @@ describe('layer rules', () => {
         "import { ProviderError } from '../provider/provider-errors';",
         "import { parseCallback } from '../provider/wire';",
         "import { isTerminal } from '../domain/payment-model';",
-        "import { verifySignature } from '../client/notification-signature';",
+        "import { verifySignature } from '@payments/client';",
         'export const used = [ProviderError, parseCallback, isTerminal, verifySignature];',
         '',
       ].join('\n'),
@@ -119,23 +119,28 @@ describe('layer rules', () => {
     assert.match(found.get('@temporalio/common/lib/time') ?? '', /SDK internals/);
   });
 
-  it('keep the client (shipped to merchant services) to domain/, its own folder and npm packages', async () => {
+  it('keep the client package (shipped to merchant services) to domain/, its own folder, zod and Node.js', async () => {
     const found = await restrictedImports(
-      'src/client',
+      'packages/client/src',
       [
-        "import { ApiError } from '../http/errors';",
-        "import { Payments } from '../payments/payments';",
-        "import { sha256 } from '../crypto/digest';",
-        "import { paymentResourceSchema } from '../domain/api-resources';",
-        "import { PaymentsClient } from './client';",
+        "import { ApiError } from '../../../src/http/errors';",
+        "import { Payments } from '../../../src/payments/payments';",
+        "import { sha256 } from '../../../src/crypto/digest';",
+        "import { paymentResourceSchema } from '../../../src/domain/api-resources';",
+        "import { PaymentsClient } from './payments-client';",
         "import { z } from 'zod';",
         "import { createHmac } from 'node:crypto';",
-        'export const used = [ApiError, Payments, sha256, paymentResourceSchema, PaymentsClient, z, createHmac];',
+        "import { request } from 'undici';",
+        'export const used = [ApiError, Payments, sha256, paymentResourceSchema, PaymentsClient, z, createHmac, request];',
         '',
       ].join('\n'),
     );
-    assert.deepEqual([...found.keys()].sort(), ['../crypto/digest', '../http/errors', '../payments/payments']);
-    assert.match(found.get('../payments/payments') ?? '', /client\/ ships to merchant services/);
+    assert.deepEqual(
+      [...found.keys()].sort(),
+      ['../../../src/crypto/digest', '../../../src/http/errors', '../../../src/payments/payments', 'undici'].sort(),
+    );
+    assert.match(found.get('../../../src/payments/payments') ?? '', /the client package ships to merchant services/);
+    assert.match(found.get('undici') ?? '', /depends on zod alone/);
   });
 
   it('keep scripts off test/', async () => {

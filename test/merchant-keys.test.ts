@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { verifyNotification } from '../src/client';
+import { verifyNotification } from '@payments/client';
 import type { EventResource } from '../src/domain/notification-delivery';
 import type { PaymentResource } from '../src/domain/payment-model';
 import type { MerchantResource, WebhookEndpointResource } from '../src/domain/merchant-resources';

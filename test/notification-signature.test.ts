@@ -5,9 +5,9 @@ import {
   NotificationSignatureError,
   SIGNATURE_HEADER,
   signNotification,
+  standardWebhookHeaders,
   verifySignature,
-} from '../src/client/notification-signature';
-import { standardWebhookHeaders } from '../src/client/standard-webhooks';
+} from '@payments/client';
 import { createSandbox } from '../src/sandbox/sandbox-app';
 import type { Sandbox } from '../src/sandbox/sandbox-app';
 import type { ReceivedNotification } from '../src/sandbox/merchant-inbox';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from '../src/local/eventually';
@@ -9,12 +9,13 @@ import {
   PaymentsClient,
   PaymentsTimeoutError,
   SIGNATURE_HEADER,
+  signNotification,
   verifyNotification,
-} from '../src/client';
-import type { PaymentResource, PaymentStatus, PaymentSummary } from '../src/client';
-import { signNotification } from '../src/client/notification-signature';
+} from '@payments/client';
+import type { PaymentResource, PaymentStatus, PaymentSummary } from '@payments/client';
 import { PAYMENT_TYPES } from '../src/domain/requests';
 import { batchBody } from './support/batch-helpers';
+import { packedConsumer, readmeExample } from './support/client-package';
 import { startFaultyProxy } from './support/faulty-proxy';
 import { runNode } from './support/process';
 import type { FaultyProxy } from './support/faulty-proxy';
@@ -22,7 +23,7 @@ import { paymentRequest, uniqueReference } from './support/request-builders';
 import { MERCHANT_KEY, OPERATOR_KEY, startStack } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
-// The typed client (src/client/) against the running stack: every sandbox scenario of every payment type, an
+// The typed client (@payments/client, its source) against the running stack: every sandbox scenario of every payment type, an
 // operator's resolution, a batch, paging past a page, and the faults a merchant's service meets (a 503 with
 // Retry-After, a dropped connection, a 4xx, a timeout) through a proxy that injects them.
 
@@ -263,25 +264,33 @@ describe('the typed client against the running stack', () => {
     );
   });
 
-  it("runs the README's example as written: a payment started and its outcome awaited, in ten lines", async () => {
-    const root = join(__dirname, '..');
-    const code = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(root, 'README.md'), 'utf8'))?.[1] ?? '';
+  it("runs the README's example as written, from the package as a merchant installs it (ES module and CommonJS)", async () => {
+    const code = readmeExample();
+    assert.ok(code.includes("from '@payments/client'"), code);
     assert.ok(code.includes('waitForOutcome') && code.trim().split('\n').length <= 10, code);
-    const file = join(root, '.tmp', `readme-example-${process.pid}.mts`);
-    mkdirSync(join(root, '.tmp'), { recursive: true });
-    writeFileSync(
-      file,
-      code
-        .replace("'./src/client'", JSON.stringify(join(root, 'src', 'client', 'index.ts')))
-        .replace('http://localhost:3000', stack.baseUrl)
-        .replace("'order-1002'", JSON.stringify(uniqueReference('readme'))),
-    );
+    const consumer = packedConsumer();
     try {
-      const { code: exit, output } = await runNode(['--import', 'tsx', file], { KEY: CLIENT_KEY });
-      assert.equal(exit, 0, output);
-      assert.match(output, /^succeeded/);
+      const example = code
+        .replace('http://localhost:3000', stack.baseUrl)
+        .replace("'order-1002'", 'process.env.REFERENCE');
+      // The example is TypeScript that is JavaScript too: plain node runs it, with no tsx and no build of its own.
+      writeFileSync(join(consumer.dir, 'example.mjs'), example);
+      const required = example.replace(
+        "import { PaymentsClient } from '@payments/client';",
+        "const { PaymentsClient } = require('@payments/client');",
+      );
+      assert.notEqual(required, example);
+      writeFileSync(join(consumer.dir, 'example.cjs'), `(async () => {\n${required}\n})();\n`);
+      for (const file of ['example.mjs', 'example.cjs']) {
+        const { code: exit, output } = await runNode([join(consumer.dir, file)], {
+          KEY: CLIENT_KEY,
+          REFERENCE: uniqueReference('readme'),
+        });
+        assert.equal(exit, 0, `${file}: ${output}`);
+        assert.match(output, /^succeeded/, file);
+      }
     } finally {
-      rmSync(file, { force: true });
+      consumer.remove();
     }
   });
 });

@@ -6,7 +6,7 @@ import { PAYMENT_EVENT_TYPES, PAYMENT_STATUSES } from './payment-model';
 import { PAYMENT_TYPES } from './requests';
 
 // What the API answers, as zod schemas: the server's types (z.infer), the OpenAPI document (z.toJSONSchema) and the
-// typed client (src/client/) all come from here. Objects are not strict: a client parsing an answer from a newer
+// typed client (packages/client/) all come from here. Objects are not strict: a client parsing an answer from a newer
 // server drops fields it does not know; the document still lists exactly the fields the server sends.
 
 const metadata = z

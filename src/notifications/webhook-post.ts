@@ -1,7 +1,6 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
-import { SIGNATURE_HEADER, signNotification } from '../client/notification-signature';
-import { standardWebhookHeaders } from '../client/standard-webhooks';
+import { SIGNATURE_HEADER, signNotification, standardWebhookHeaders } from '@payments/client';
 import type { NotificationEvent } from '../domain/notification';
 import { DeliveryErrors, httpError } from '../domain/notification-delivery';
 

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from '../client/notification-signature';
 import {
+  NotificationSignatureError,
+  SIGNATURE_HEADER,
   WEBHOOK_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
+  verifySignature,
   verifyStandardWebhook,
-} from '../client/standard-webhooks';
+} from '@payments/client';
 import { errorBody } from './sandbox-errors';
 import { MerchantInbox, receiverModeSchema } from './merchant-inbox';
 import type { ReceivedNotification } from './merchant-inbox';

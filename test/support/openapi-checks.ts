@@ -2,23 +2,15 @@ import assert from 'node:assert/strict';
 import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { DEFAULT_MAX_AMOUNT } from '../../src/config/setting-parsers';
-import { openApiDocument } from '../../src/http/openapi-document';
+import { publishedOpenApiDocument } from '../../src/http/published-openapi';
 
 // Real answers against the OpenAPI document: the JSON Schema the document gives for a route and status, compiled
 // with a JSON Schema 2020-12 validator independent of zod, so a wrong document (not only a wrong server) fails.
 
 type Json = Record<string, unknown>;
 
-/** The document as the server builds it (the default merchant limit). */
-export const apiDocument = openApiDocument({
-  rules: {
-    voucherChannels: [],
-    now: () => new Date(),
-    maxAmount: () => DEFAULT_MAX_AMOUNT,
-    batchUploadLimitBytes: 64 * 1024 * 1024,
-  },
-});
+/** The document as the server builds it with the default settings (the default merchant limit). */
+export const apiDocument = publishedOpenApiDocument();
 
 const BASE = 'https://openapi.test/document.json';
 const ajv = new Ajv2020({ strict: false, allErrors: true });

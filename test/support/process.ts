@@ -29,9 +29,17 @@ export function spawnEntry(entry: string, env: Record<string, string>): EntryPro
   };
 }
 
-/** Runs node with these arguments and only this environment (plus PATH and HOME) until it exits, killed after 30 s. */
-export function runNode(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs node with these arguments and only this environment (plus PATH and HOME), in `cwd` if given, until it exits,
+ * killed after 30 s.
+ */
+export function runNode(
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, args, {
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

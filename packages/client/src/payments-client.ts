@@ -3,12 +3,12 @@ import {
   codecTokenAnswerSchema,
   paymentListSchema,
   paymentResourceSchema,
-} from '../domain/api-resources';
-import type { PaymentList, PaymentSummary } from '../domain/api-resources';
-import type { BatchAction, BatchProgress } from '../domain/batch-model';
-import type { NotificationEvent } from '../domain/notification';
-import type { Outcome, PaymentResource, PaymentStatus } from '../domain/payment-model';
-import type { BankCreditRequest, PaymentRequest, PaymentType } from '../domain/requests';
+} from '../../../src/domain/api-resources';
+import type { PaymentList, PaymentSummary } from '../../../src/domain/api-resources';
+import type { BatchAction, BatchProgress } from '../../../src/domain/batch-model';
+import type { NotificationEvent } from '../../../src/domain/notification';
+import type { Outcome, PaymentResource, PaymentStatus } from '../../../src/domain/payment-model';
+import type { BankCreditRequest, PaymentRequest, PaymentType } from '../../../src/domain/requests';
 import { PaymentsTimeoutError } from './client-errors';
 import { Transport, sleep } from './transport';
 

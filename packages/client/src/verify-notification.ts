@@ -1,5 +1,5 @@
-import { notificationEventSchema } from '../domain/notification';
-import type { NotificationEvent } from '../domain/notification';
+import { notificationEventSchema } from '../../../src/domain/notification';
+import type { NotificationEvent } from '../../../src/domain/notification';
 import { NotificationSignatureError, SIGNATURE_HEADER, verifySignature } from './notification-signature';
 import type { VerifyOptions } from './notification-signature';
 import {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errorEnvelopeSchema } from '../domain/api-resources';
+import { errorEnvelopeSchema } from '../../../src/domain/api-resources';
 import type { z } from 'zod';
 import { PaymentsApiError, PaymentsNetworkError, PaymentsResponseError, PaymentsTimeoutError } from './client-errors';
 

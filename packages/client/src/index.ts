@@ -20,6 +20,7 @@ export {
   WEBHOOK_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
+  standardWebhookHeaders,
   verifyStandardWebhook,
   webhookKey,
 } from './standard-webhooks';
@@ -28,11 +29,12 @@ export {
   DEFAULT_TOLERANCE_SECONDS,
   NotificationSignatureError,
   SIGNATURE_HEADER,
+  signNotification,
   verifySignature,
 } from './notification-signature';
 export type { VerifyOptions } from './notification-signature';
-export type { ErrorCode, FieldError, PaymentList, PaymentSummary } from '../domain/api-resources';
-export type { BatchProgress } from '../domain/batch-model';
-export type { NotificationEvent, NotificationType } from '../domain/notification';
-export type { PaymentResource, PaymentStatus } from '../domain/payment-model';
-export type { PaymentRequest, PaymentType } from '../domain/requests';
+export type { ErrorCode, FieldError, PaymentList, PaymentSummary } from '../../../src/domain/api-resources';
+export type { BatchProgress } from '../../../src/domain/batch-model';
+export type { NotificationEvent, NotificationType } from '../../../src/domain/notification';
+export type { PaymentResource, PaymentStatus } from '../../../src/domain/payment-model';
+export type { PaymentRequest, PaymentType } from '../../../src/domain/requests';

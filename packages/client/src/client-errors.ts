@@ -1,4 +1,4 @@
-import type { ErrorCode, FieldError } from '../domain/api-resources';
+import type { ErrorCode, FieldError } from '../../../src/domain/api-resources';
 
 /** Every error the client throws. */
 export class PaymentsError extends Error {
