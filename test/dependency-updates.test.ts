@@ -89,6 +89,13 @@ describe('renovate.json', () => {
     for (const s of seen) assert.ok(pinned.has(s), `${s} is the version tools/cluster-versions.json pins`);
     const group = renovate.packageRules.find((r) => r.groupName === 'Temporal server and Web UI');
     for (const s of seen) assert.ok(group?.matchPackageNames?.includes(s.split(' ')[0] ?? ''), `${s} is grouped`);
+    // Renovate's gomod manager updates tools/temporal-server/go.mod's direct requirements: Temporal's go with the rest.
+    const goMod = read('tools/temporal-server/go.mod');
+    const temporalModules = [...goMod.matchAll(/^\t(go\.temporal\.io\/\S+) v\S+$/gm)].map((m) => m[1] ?? '');
+    assert.ok(temporalModules.includes('go.temporal.io/server'));
+    for (const module of temporalModules) assert.ok(group?.matchPackageNames?.includes(module), `${module} is grouped`);
+    const go = renovate.packageRules.find((r) => r.groupName === 'Go toolchain');
+    assert.deepEqual(go?.matchPackageNames, ['go', 'golang'], "goToolchain, go.mod's go line and the golang image");
   });
 
   it('groups the Temporal SDK', () => {
