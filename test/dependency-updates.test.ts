@@ -121,6 +121,15 @@ describe('renovate.json', () => {
       // One copy: the spans the interceptors make and the ones this code exports are of the same SDK.
       assert.equal(require.resolve(name, { paths: [interceptors] }), require.resolve(name), `one ${name}`);
     }
+    // The API stays where the 1.x SDK's peer dependency allows it.
+    const sdkPeer = z
+      .object({ peerDependencies: z.object({ '@opentelemetry/api': z.string() }) })
+      .parse(JSON.parse(read('node_modules/@opentelemetry/sdk-trace-base/package.json'))).peerDependencies[
+      '@opentelemetry/api'
+    ];
+    const apiRule = renovate.packageRules.find((r) => r.matchPackageNames?.includes('@opentelemetry/api'));
+    assert.equal(`<${/<(\S+)$/.exec(sdkPeer)?.[1]}`, apiRule?.allowedVersions, `the SDK accepts ${sdkPeer}`);
+    assert.match(sdkPeer, /^>=1\.0\.0 </);
     assert.equal(
       majorOf(manifest.dependencies['@opentelemetry/sdk-trace-node'] ?? ''),
       majorBound('@opentelemetry/sdk-trace-node') - 1,
