@@ -51,8 +51,8 @@ function unchanged(out: string, inputsFile: string): BundleInputs | undefined {
 async function bundle(out: string, inputsFile: string): Promise<void> {
   // Loaded only when bundling: webpack alone takes about a second to load.
   const { DefaultLogger, bundleWorkflowCode } = await import('@temporalio/worker');
-  const { FAILURE_CONVERTER_PATH } = await import('../src/temporal/data-converter');
-  const { WORKFLOW_INTERCEPTORS } = await import('../src/telemetry/tracing');
+  const { FAILURE_CONVERTER_PATH } = await import('../src/temporal/data-converter.js');
+  const { WORKFLOW_INTERCEPTORS } = await import('../src/telemetry/tracing.js');
   const started = Date.now();
   const read = { files: new Set<string>(), missing: new Set<string>() };
   const { code } = await bundleWorkflowCode({

@@ -11,12 +11,27 @@ export function baseLoggerOptions(level: string, pretty: boolean): LoggerOptions
     ...(pretty
       ? {
           transport: {
-            target: 'pino-pretty',
+            target: prettyPrinter(),
             options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname', singleLine: true },
           },
         }
       : {}),
   };
+}
+
+/**
+ * Where pino-pretty is. It is a development dependency, loaded (in pino's worker thread) only when LOG_PRETTY asks
+ * for it: a production install (`npm ci --omit=dev`, the image) has none, and says so rather than pino's own error.
+ */
+function prettyPrinter(): string {
+  try {
+    return require.resolve('pino-pretty');
+  } catch {
+    throw new Error(
+      'LOG_PRETTY=true needs pino-pretty, a development dependency this installation does not have ' +
+        '(npm ci --omit=dev, the Docker image): unset LOG_PRETTY for JSON lines',
+    );
+  }
 }
 
 /** A process logger named after its process (`worker`, `server`). */

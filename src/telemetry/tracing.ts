@@ -48,7 +48,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing | u
   if (active) return active;
   if (!options.exporter && !tracingRequested(options.env)) return undefined;
   if (!options.exporter) checkEndpoints(options.env);
-  const { createTracing } = await import('./sdk');
+  const { createTracing } = await import('./sdk.js');
   active = createTracing(options.serviceName, options.exporter);
   return active;
 }
