@@ -36,11 +36,11 @@ function amountSchema(max: number) {
 
 const channel = z.number().int().positive().max(999_999);
 // Letters (any script), marks, spaces and the punctuation names use: no markup, quotes, control or format characters.
-// Trimmed after the checks, so the document's pattern and length are exactly what is checked.
+// Trimmed after the checks (the pattern allows the white space around), so the document states exactly what is checked.
 const personName = z
   .string()
   .max(100)
-  .regex(/^[\p{L}\p{M}][\p{L}\p{M} '.,-]*$/u, 'must be letters, spaces, "\'", ".", "," or "-"')
+  .regex(/^\s*[\p{L}\p{M}][\p{L}\p{M} '.,-]*\s*$/u, 'must be letters, spaces, "\'", ".", "," or "-"')
   .trim();
 // A host name whose last label starts with a letter (so the URL parser never reads it as an IPv4 address), or a
 // dotted-quad IPv4 address; a port of at most five digits; then any path, query and fragment of URL characters.
@@ -61,7 +61,7 @@ const httpUrl = z
 const freeText = z
   .string()
   .max(140)
-  .regex(/^[\p{L}\p{M}\p{N} .,:/'()#&+_@!?*-]*$/u, 'must be letters, digits, spaces and common punctuation')
+  .regex(/^\s*[\p{L}\p{M}\p{N} .,:/'()#&+_@!?*-]*\s*$/u, 'must be letters, digits, spaces and common punctuation')
   .trim();
 
 export const MAX_METADATA_PAIRS = 20;
@@ -131,7 +131,7 @@ const cardPayment = (amount: ReturnType<typeof amountSchema>) =>
         .regex(/^\d{12,19}$/, 'must be 12–19 digits')
         .refine(passesLuhn, 'is not a valid card number (Luhn check)'),
       'must pass the Luhn check digit test',
-    ),
+    ).meta({ examples: ['4111111111111111', '5555555555554444'] }),
     card_cvv: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits'),
     expiry_month: z.string().regex(/^(0[1-9]|1[0-2])$/, 'must be 01–12'),
     expiry_year: checkedRule(
@@ -152,7 +152,7 @@ export const bankCreditSchema = (maxAmount: number) =>
     bank_code: checkedRule(
       z.string().regex(/^[A-Za-z0-9]{2,20}$/, 'must be 2–20 letters or digits'),
       "must be the code of a bank in the provider's bank list",
-    ),
+    ).meta({ examples: ['GH030100'] }),
     account_number: z.string().regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4–34 letters or digits'),
     description: freeText.optional(),
   });
