@@ -117,6 +117,20 @@ describe('the document is the contract', () => {
       });
     }
   });
+
+  it('takes path parameters as long as the document allows, percent-encoded: a 404 for no such payment, not a 414', async () => {
+    const parameter = (document.paths as Record<string, Record<string, Json>>)['/v1/payments/{id}']?.get
+      ?.parameters as Parameter[];
+    const pattern = String(parameter[0]?.schema.pattern);
+    const longest = Number(/\{1,(\d+)\}/.exec(pattern)?.[1]);
+    assert.equal(longest, 200, pattern);
+    const id = 'é'.repeat(longest);
+    const answer = await request(`${stack.baseUrl}/v1/payments/${encodeURIComponent(id)}`, {
+      headers: { authorization: `Bearer ${MERCHANT_KEY}` },
+    });
+    assert.equal(answer.statusCode, 404);
+    assert.equal(((await answer.body.json()) as { error: { code: string } }).error.code, 'not_found');
+  });
 });
 
 /** Every operation of the document, with its parameters and JSON body schema. */
