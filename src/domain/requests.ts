@@ -74,8 +74,12 @@ export const metadataSchema = z
   .record(z.string(), z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters'), {
     error: 'must be an object of string values',
   })
-  // The checks below, as JSON Schema states them (they stay checks of their own: their messages name the key).
-  .meta({ maxProperties: MAX_METADATA_PAIRS, propertyNames: { type: 'string', minLength: 1, maxLength: 40 } })
+  // The checks below, as JSON Schema states them (they stay checks of their own: their messages name the key). The
+  // JSON parser refuses a `__proto__` key anywhere (a 400, `invalid_json`): not a key metadata can have.
+  .meta({
+    maxProperties: MAX_METADATA_PAIRS,
+    propertyNames: { type: 'string', minLength: 1, maxLength: 40, not: { const: '__proto__' } },
+  })
   .superRefine((metadata, ctx) => {
     const keys = Object.keys(metadata);
     if (keys.length > MAX_METADATA_PAIRS) {
@@ -86,7 +90,8 @@ export const metadataSchema = z
     }
   })
   .describe(
-    "up to 20 string pairs of the merchant's own (keys 1–40 characters, values at most 500); never sent to the provider",
+    "up to 20 string pairs of the merchant's own (keys 1–40 characters, not `__proto__`, values at most 500); never " +
+      'sent to the provider',
   );
 
 /** As JSON Schema states it: a debit on one of these channels carries a `voucher_code` (the check is below). */

@@ -184,6 +184,8 @@ function invalidObjects(s: Schema, resolve: Resolve): fc.Arbitrary<unknown>[] {
   const names = (s.propertyNames ?? {}) as Schema;
   if (typeof names.maxLength === 'number') broken.push(fc.constant({ ['k'.repeat(names.maxLength + 1)]: 'v' }));
   if (typeof names.minLength === 'number' && names.minLength > 0) broken.push(fc.constant({ '': 'v' }));
+  const refused = (names.not as Schema | undefined)?.const;
+  if (typeof refused === 'string') broken.push(fc.constant({ [refused]: 'v' }));
   for (const [name, field] of Object.entries(properties)) {
     for (const bad of invalidValues(field, resolve)) {
       broken.push(fc.tuple(valid, bad).map(([object, value]) => ({ ...object, [name]: value })));
