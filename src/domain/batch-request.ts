@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bankCreditSchema, metadataSchema, referenceSchema } from './requests';
+import { bankCreditSchema, checkedRule, metadataSchema, referenceSchema } from './requests';
 
 /** How far ahead a batch may be scheduled: its signed items must outlive the wait and its approval window. */
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600_000;
@@ -16,14 +16,20 @@ export const payoutBatchSchema = (maxAmount: number) =>
   z
     .strictObject({
       reference: referenceSchema,
-      items: z
-        .array(z.unknown(), { error: 'must be an array of bank credits' })
-        .min(1, 'must hold at least one item')
-        .pipe(z.array(batchItem(maxAmount))),
+      items: checkedRule(
+        z
+          .array(z.unknown(), { error: 'must be an array of bank credits' })
+          .min(1, 'must hold at least one item')
+          .pipe(z.array(batchItem(maxAmount))),
+        'no two items with the same `reference`',
+      ),
       metadata: metadataSchema.optional(),
-      scheduled_at: z.iso
-        .datetime({ offset: true })
-        .refine((at) => Date.parse(at) <= Date.now() + MAX_SCHEDULE_AHEAD_MS, 'must be at most 30 days ahead')
+      scheduled_at: checkedRule(
+        z.iso
+          .datetime({ offset: true })
+          .refine((at) => Date.parse(at) <= Date.now() + MAX_SCHEDULE_AHEAD_MS, 'must be at most 30 days ahead'),
+        'at most 30 days ahead',
+      )
         .optional()
         .describe('when its items may start (at most 30 days ahead); absent or past: at once'),
     })

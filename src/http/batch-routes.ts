@@ -5,7 +5,7 @@ import { BATCH_ACTIONS } from '../domain/batch-model';
 import { payoutBatchSchema } from '../domain/batch-request';
 import { isBatchItemOf, isMerchantBatch } from '../domain/ids';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
-import { referenceSchema } from '../domain/requests';
+import { checkedRule, referenceSchema } from '../domain/requests';
 import type { Batches } from '../payments/payout-batches';
 import { AppError } from '../payments/app-errors';
 import type { PaymentReads } from '../payments/payment-reads';
@@ -90,7 +90,7 @@ const createRoute = route(
     auth: 'merchant',
     forbidden: 'batches are created with a merchant key',
     query: z.object({
-      reference: referenceSchema
+      reference: checkedRule(referenceSchema, "with a JSON body: absent, or the body's `reference`")
         .optional()
         .describe("the batch's reference for a `text/csv` or `application/x-ndjson` body; a JSON body has its own"),
     }),

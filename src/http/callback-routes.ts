@@ -41,7 +41,8 @@ function callbackRoute(method: 'GET' | 'POST') {
         'workflow, and confirmed by the status query where one is configured, before they settle anything.' +
         (method === 'GET' ? ' Only with CALLBACK_ALLOW_GET=true; otherwise 405 with `Allow: POST`.' : ''),
       auth: 'url_token',
-      params: z.object({ paymentId, token: z.string() }),
+      // A key id, an expiry and a MAC (crypto/callback-tokens.ts), the characters they hold.
+      params: z.object({ paymentId, token: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/) }),
       ...(method === 'POST'
         ? {
             body: {

@@ -48,7 +48,8 @@ const codecErrors = {
   ...withKey,
   403: ['forbidden'],
 } as const satisfies RouteSpec['errors'];
-const uiToken = z.object({ uiToken: z.string().max(1000) });
+// An operator name, an expiry and a MAC (crypto/codec-tokens.ts): the characters those hold, and room to spare.
+const uiToken = z.object({ uiToken: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/) });
 const options = { bodyLimit: CODEC_BODY_LIMIT };
 
 /** `/codec/encode` and `/codec/decode`, with an operator's key. */
@@ -127,7 +128,8 @@ function preflight(operationId: string, path: string) {
       auth: 'none',
       ...(path.includes(':uiToken') ? { params: uiToken } : {}),
       answers: { 204: { description: 'Allowed.' } },
-      errors: { 403: ['forbidden'], ...always },
+      // A path whose token cannot be one: a 404, as on the route it precedes.
+      errors: { 403: ['forbidden'], ...(path.includes(':uiToken') ? { 404: ['not_found'] as const } : {}), ...always },
     },
     ({ reply }) => reply.status(204).send(),
   );

@@ -102,7 +102,7 @@ const docsAsset = route(
     tag: 'Reference',
     summary: "The reference page's scripts and styles",
     auth: 'none',
-    params: z.object({ file: z.string().max(100) }),
+    params: z.object({ file: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/) }),
     notFound: 'no such file',
     answers: { 200: { description: 'A script, style sheet or image.', contentType: 'application/octet-stream' } },
     errors: { 404: ['not_found'], ...always },

@@ -7,6 +7,7 @@ import { EVENTS_KEPT_DAYS } from '../payments/notification-deliveries';
 import { ApiError } from './http-errors';
 import { cursorError } from './pagination';
 import { batchId, page, paymentExample, paymentId, temporal, withKey } from './route-parts';
+import { checkedRule } from '../domain/requests';
 import { route } from './route-spec';
 
 // A merchant's notification events, read from the outbox: catching up after an outage needs no operator.
@@ -59,7 +60,9 @@ const listEvents = route(
     query: z.strictObject({
       type: z.enum(NOTIFICATION_TYPES).optional(),
       payment: paymentId.optional().describe('only events about this payment'),
-      batch: batchId.optional().describe('only events about this payout batch'),
+      batch: checkedRule(batchId, 'not together with `payment`')
+        .optional()
+        .describe('only events about this payout batch'),
       delivered: z.enum(['false']).optional().describe('`false`: only events not delivered yet'),
       ...page,
     }),

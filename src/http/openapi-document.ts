@@ -63,6 +63,10 @@ export interface OpenApiOptions {
 }
 
 const COMPONENT = '#/components/schemas/';
+/** What a 400 says of its fields: the schema or, where JSON Schema cannot state a rule, the field's `x-rule`. */
+const INVALID_FIELDS =
+  ' `error.fields` names each field that breaks its schema, or its `x-rule`: a rule JSON Schema cannot state ' +
+  '(a checksum, the clock, configuration, another field), also given as its description.';
 
 /** The OpenAPI 3.1 document of every route, from the zod schemas the routes validate with. */
 export function openApiDocument(options: OpenApiOptions): Json {
@@ -164,7 +168,7 @@ function operation(spec: RouteSpec, body: z.ZodType | undefined): Json {
   for (const [status, codes] of Object.entries(spec.errors)) {
     if (!codes) continue;
     responses[status] = {
-      description: `Error: ${codes.map((code) => `\`${code}\``).join(', ')}.`,
+      description: `Error: ${codes.map((code) => `\`${code}\``).join(', ')}.${status === '400' ? INVALID_FIELDS : ''}`,
       ...(status === '503' ? { headers: headersOf({ 'retry-after': 'seconds to wait before retrying' }) } : {}),
       content: {
         'application/json': {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { codecTokenAnswerSchema } from '../domain/api-resources';
 import { parseDuration } from '../domain/duration';
+import { checkedRule } from '../domain/requests';
 import { CODEC_TOKEN_MAX_TTL_MS, CODEC_TOKEN_TTL_MS } from '../crypto/codec-tokens';
 import { jsonBodyErrors, withKey } from './route-parts';
 import { route } from './route-spec';
@@ -11,17 +12,21 @@ export interface OperatorRouteDeps {
   publicBaseUrl: string;
 }
 
-const ttl = z
-  .string()
-  .transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined || ms < 1000 || ms > CODEC_TOKEN_MAX_TTL_MS) {
-      ctx.addIssue({ code: 'custom', message: 'must be a duration from 1s to 24h, like 30m or 8h' });
-      return z.NEVER;
-    }
-    return ms;
-  })
-  .describe('how long the codec URL works: 1s to 24h, default 8h');
+const TTL_MESSAGE = 'must be a duration from 1s to 24h, like 30m or 8h';
+const ttl = checkedRule(
+  z
+    .string()
+    .regex(/^\s*\d+(?:\.\d+)?(?:ms|s|m|h|d)\s*$/, TTL_MESSAGE)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined || ms < 1000 || ms > CODEC_TOKEN_MAX_TTL_MS) {
+        ctx.addIssue({ code: 'custom', message: TTL_MESSAGE });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  'from 1s to 24h',
+).describe('how long the codec URL works: 1s to 24h, default 8h');
 const codecTokenRequest = z.strictObject({ ttl: ttl.optional() });
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../domain/api-resources';
 import { PAYMENT_STATUSES } from '../domain/payment-model';
-import { PAYMENT_TYPES, referenceSchema } from '../domain/requests';
+import { checkedRule, PAYMENT_TYPES, referenceSchema } from '../domain/requests';
 import type { RouteSpec } from './route-spec';
 
 // The schema pieces, error sets and examples that several *-routes.ts files declare their routes with.
@@ -61,9 +61,7 @@ export const page = {
     .max(MAX_PAGE_SIZE)
     .default(20)
     .describe(`how many to answer, 1–${MAX_PAGE_SIZE}`),
-  starting_after: z
-    .string()
-    .regex(ID_TEXT)
+  starting_after: checkedRule(z.string().regex(ID_TEXT), 'the id of an item this list answered')
     .optional()
     .describe('the last id of the previous page: answers the page after it'),
 };

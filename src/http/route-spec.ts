@@ -185,7 +185,8 @@ function bodyReader(spec: BodySpec | undefined, rules: RequestRules): (body: unk
   return (body, merchantId) => {
     const schema = schemas.get(merchantId) ?? spec.schema(rules, merchantId);
     schemas.set(merchantId, schema);
-    const parsed = schema.safeParse(spec.required === false ? (body ?? {}) : body);
+    // Only an absent body reads as `{}`: a JSON `null` is a body, and not an object.
+    const parsed = schema.safeParse(spec.required === false && body === undefined ? {} : body);
     if (!parsed.success) throw validationError(parsed.error, spec.invalid);
     return parsed.data;
   };
