@@ -99,7 +99,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   });
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
-    labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
+    labels: { namespace: client.options.namespace, task_queue: config.TASK_QUEUE },
     countInReview: () => paymentReads.countInReview(),
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { ServerMetrics } from '../domain/metric-names';
+import type { ProcessLabels } from '../domain/metric-names';
 
 /** Why a callback was taken or turned away; `accepted` is the only one that reached the payment's workflow. */
 export type CallbackReason =
@@ -25,7 +26,7 @@ export interface ServerMetricDeps {
   countInReview: () => Promise<number>;
   onError: (err: unknown) => void;
   /** On every metric, as the worker's carry them: the Temporal namespace and task queue. */
-  labels?: { namespace: string; taskQueue: string };
+  labels?: ProcessLabels;
 }
 
 /** The server's Prometheus registry: callbacks, payments in review, and Node's process metrics. */
