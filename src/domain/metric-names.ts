@@ -18,6 +18,7 @@ export const WorkerMetrics = {
 export const ServerMetrics = {
   callbacks: 'payments_callbacks_total',
   inReview: 'payments_in_review',
+  httpRequestDuration: 'payments_http_request_duration_seconds',
 } as const;
 
 /** The counters a workflow counts: through the `productMetrics` sink (WorkflowMetricSinks), not the SDK's meter. */

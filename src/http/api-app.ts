@@ -30,6 +30,7 @@ import { OPERATOR_ROUTES } from './operator-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
+import { measureRequests } from './request-metrics';
 
 export interface AppDeps {
   payments: PaymentCommands;
@@ -87,6 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...requestLoggingOptions,
   });
   deps.instrument?.(app);
+  measureRequests(app, deps.metrics);
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (options) => {
     for (const method of [options.method].flat()) routes.push({ method, url: options.url });
