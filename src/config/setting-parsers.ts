@@ -109,6 +109,22 @@ export const maxAmounts = z
     return (merchantId: string): number => limits.get(merchantId) ?? others;
   });
 
+/** Requests a merchant may make per RATE_LIMIT_WINDOW when MERCHANT_RATE_LIMITS names no limit for it. */
+export const DEFAULT_RATE_LIMIT = 6000;
+
+/** `merchant_id:count,…,*:count`: requests each merchant may make per window, `*` for the others; 0 is no limit. */
+export const rateLimits = z
+  .string()
+  .default(`*:${DEFAULT_RATE_LIMIT}`)
+  .transform((text, ctx) => {
+    const shape = '`merchant_id:count` or `*:count` (a whole number of requests, 0 for no limit)';
+    const limits = merchantEntries(text, ctx, /^(\*|[a-z0-9]{1,32})$/, shape, (value) =>
+      /^\d{1,9}$/.test(value) ? Number(value) : undefined,
+    );
+    const others = limits.get('*') ?? DEFAULT_RATE_LIMIT;
+    return (merchantId: string): number => limits.get(merchantId) ?? others;
+  });
+
 /**
  * APPROVAL_THRESHOLDS, `merchant_id:credit/second,…`: a merchant named here has every batch approved by an operator
  * (two different ones when its total is above `second`) and every bank credit above `credit`; others need none.

@@ -31,6 +31,8 @@ import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';
 import { echoRequestId, requestLoggingOptions } from './request-logging';
 import { measureRequests } from './request-metrics';
+import { limitMerchantRequests } from './merchant-rate-limit';
+import type { MerchantRateLimit } from './merchant-rate-limit';
 
 export interface AppDeps {
   payments: PaymentCommands;
@@ -53,6 +55,8 @@ export interface AppDeps {
   codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
   /** Where the server is reached from outside (the Web UI's codec URLs start with it). */
   publicBaseUrl: string;
+  /** Each merchant's request limit (MERCHANT_RATE_LIMITS per RATE_LIMIT_WINDOW); absent: no limit. */
+  rateLimit?: MerchantRateLimit;
   /** Request tracing (telemetry/tracing.ts), added before any route; absent when tracing is off. */
   instrument?: (app: FastifyInstance) => void;
 }
@@ -104,6 +108,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done(closing ? new ApiError(503, 'unavailable', 'the server is shutting down; try again') : undefined);
   });
   echoRequestId(app);
+  if (deps.rateLimit) limitMerchantRequests(app, deps.rateLimit);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
