@@ -56,7 +56,10 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
   records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
-  const rateCounter = await connectRedisRateCounter(config.VAULT_URL);
+  const rateCounter = await connectRedisRateCounter(
+    config.VAULT_URL,
+    `${client.options.namespace}/${config.TASK_QUEUE}`,
+  );
   const tokens = new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config));
   const timing = timingFor(config);
   const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE, records });

@@ -18,7 +18,8 @@ import { registerCodecRoutes } from './codec-routes';
 import { personalFieldNames } from '../domain/personal-data';
 import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
-import { ApiError, envelope, errorHandler } from './http-errors';
+import { ApiError, errorHandler } from './http-errors';
+import { answerUnknownRoutes, protocolOptions, refuseLongUrls } from './protocol-answers';
 import { APPROVAL_ROUTES } from './approval-routes';
 import { BATCH_ROUTES } from './batch-routes';
 import { EXPORT_ROUTES } from './export-routes';
@@ -90,6 +91,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: false,
     ...requestLoggingOptions,
+    ...protocolOptions,
   });
   deps.instrument?.(app);
   measureRequests(app, deps.metrics);
@@ -110,9 +112,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   echoRequestId(app);
   if (deps.rateLimit) limitMerchantRequests(app, deps.rateLimit);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
-  });
+  refuseLongUrls(app);
+  answerUnknownRoutes(app, () => routes);
   registerRoutes(app, HEALTH_ROUTES, deps);
   registerRoutes(app, PAYMENT_ROUTES, deps);
   registerRoutes(app, BATCH_ROUTES, deps);

@@ -29,7 +29,9 @@ export function limitMerchantRequests(app: FastifyInstance, settings: MerchantRa
     global: false,
     enableDraftSpec: true,
     skipOnError: true,
-    store: counterStore(settings.counter, (err) => app.log.warn({ err }, 'rate limit: the counter failed; let through')),
+    store: counterStore(settings.counter, (err) =>
+      app.log.warn({ err }, 'rate limit: the counter failed; let through'),
+    ),
     keyGenerator: (request) => `merchant:${merchantOf(request) ?? ''}`,
     allowList: (request) => {
       const merchant = merchantOf(request);
@@ -53,7 +55,11 @@ export function limitMerchantRequests(app: FastifyInstance, settings: MerchantRa
 /** The plugin's store on a RateCounter: one counter for every route, so a merchant's requests count together. */
 function counterStore(counter: RateCounter, onError: (err: unknown) => void): RateLimitPluginOptions['store'] {
   return class CounterStore implements FastifyRateLimitStore {
-    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, windowMs: number) {
+    incr(
+      key: string,
+      callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+      windowMs: number,
+    ) {
       counter.hit(key, windowMs).then(
         ({ count, ttlMs }) => callback(null, { current: count, ttl: ttlMs }),
         (err: unknown) => {

@@ -16,12 +16,18 @@ end
 return {count, ttl}
 `;
 
-/** The rate limit's counter in the project's Redis (VAULT_URL), shared by every server; keys `ratelimit:…`. */
-export async function connectRedisRateCounter(url: string): Promise<RateCounter & { close(): Promise<void> }> {
+/**
+ * The rate limit's counter in the project's Redis (VAULT_URL), shared by every server of a deployment: its keys
+ * are `ratelimit:{deployment}:…`, the deployment being the Temporal namespace and task queue its servers share.
+ */
+export async function connectRedisRateCounter(
+  url: string,
+  deployment: string,
+): Promise<RateCounter & { close(): Promise<void> }> {
   const client = await connectRedis(url, 'Redis for the rate limit at VAULT_URL');
   return {
     async hit(key, windowMs) {
-      const command = client.eval(HIT, { keys: [`ratelimit:${key}`], arguments: [String(windowMs)] });
+      const command = client.eval(HIT, { keys: [`ratelimit:${deployment}:${key}`], arguments: [String(windowMs)] });
       const [count, ttlMs] = (await bounded(command, COUNTER_TIMEOUT_MS, 'the rate limit counter')) as [number, number];
       return { count, ttlMs };
     },
