@@ -30,7 +30,7 @@ import { HEALTH_ROUTES } from './health-routes';
 import { OPERATOR_ROUTES } from './operator-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';
-import { echoRequestId, requestLoggingOptions } from './request-logging';
+import { echoRequestId, logIncomingRequests, requestLoggingOptions } from './request-logging';
 import { measureRequests } from './request-metrics';
 import { limitMerchantRequests } from './merchant-rate-limit';
 import type { MerchantRateLimit } from './merchant-rate-limit';
@@ -94,6 +94,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...protocolOptions,
   });
   deps.instrument?.(app);
+  logIncomingRequests(app);
   measureRequests(app, deps.metrics);
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (options) => {

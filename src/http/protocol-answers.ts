@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { ErrorCode } from '../domain/api-resources';
 import { ApiError, envelope, errorHandler } from './http-errors';
+import { logIncoming } from './request-logging';
 import type { RouteSpec } from './route-spec';
 
 // The answers HTTP itself gives, whatever the route: a method the path does not declare (405 with Allow), a URL
@@ -19,6 +20,7 @@ export const MAX_PARAM_LENGTH = 640;
 export const protocolOptions: Pick<FastifyServerOptions, 'maxParamLength' | 'frameworkErrors'> = {
   maxParamLength: MAX_PARAM_LENGTH,
   frameworkErrors: (err, request, reply) => {
+    logIncoming(request);
     void reply.header('x-request-id', request.id);
     errorHandler(err, request, reply);
   },
