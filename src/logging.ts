@@ -1,12 +1,23 @@
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 import type { Logger, LoggerOptions } from 'pino';
 import { PAYMENT_WORKFLOW } from './domain/ids';
+
+/**
+ * The trace and span ids of the span a line is written in (OpenTelemetry's log field names), so a line leads to its
+ * trace. Without tracing no span is ever active, and a line gets nothing.
+ */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getSpanContext(context.active());
+  return span && isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
+}
 
 /** Pino options every process shares: JSON lines, or one readable line per entry when `pretty`. */
 export function baseLoggerOptions(level: string, pretty: boolean): LoggerOptions {
   return {
     level,
+    mixin: traceFields,
     redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     ...(pretty
       ? {

@@ -12,6 +12,7 @@ import type { PaymentTiming } from './domain/payment-model';
 import type { PaymentType } from './domain/requests';
 import { buildApp, loggerOptions } from './http/api-app';
 import { ApiKeys } from './http/auth';
+import { connectRedisRateCounter } from './http/redis-rate-counter';
 import { CallbackTokens } from './crypto/callback-tokens';
 import { createProviderClient } from './provider/provider-client';
 import { Batches } from './payments/payout-batches';
@@ -58,6 +59,10 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
   records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
+  const rateCounter = await connectRedisRateCounter(
+    config.VAULT_URL,
+    `${client.options.namespace}/${config.TASK_QUEUE}`,
+  );
   const tokens = new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config));
   const timing = timingFor(config);
   const paymentReads = new PaymentReads(client, { taskQueue: config.TASK_QUEUE, records });
@@ -109,7 +114,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   });
   const logger = loggerOptions(config.LOG_LEVEL, config.LOG_PRETTY);
   const metrics = createServerMetrics({
-    labels: { namespace: client.options.namespace, taskQueue: config.TASK_QUEUE },
+    labels: { namespace: client.options.namespace, task_queue: config.TASK_QUEUE },
     countInReview: () => paymentReads.countInReview(),
     onError: (err) => app.log.warn({ err }, 'metrics: cannot count the payments in review'),
   });
@@ -146,6 +151,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       corsOrigins: config.CODEC_CORS_ORIGINS,
     },
     publicBaseUrl: publicBaseUrl(config),
+    rateLimit: { counter: rateCounter, limitFor: config.MERCHANT_RATE_LIMITS, windowMs: config.RATE_LIMIT_WINDOW },
     instrument: activeTracing()?.instrumentFastify,
   });
   await migrations.start();
@@ -163,6 +169,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       await metricsServer.close();
       await client.connection.close();
       await cardVault.close();
+      await rateCounter.close();
       migrations.stop();
       await records.end();
       await exportRecords.end();

@@ -152,6 +152,27 @@ describe('configuration', () => {
     ]);
   });
 
+  it('MERCHANT_RATE_LIMITS: per merchant, `*` for the others, 6000 a minute by default; a bad entry named', () => {
+    const defaults = parseConfig(serverSchema, valid);
+    assert.equal(defaults.MERCHANT_RATE_LIMITS('acme'), 6000);
+    assert.equal(defaults.RATE_LIMIT_WINDOW, 60_000);
+    const set = parseConfig(serverSchema, {
+      ...valid,
+      MERCHANT_RATE_LIMITS: 'acme:100, bulk:0, *:20',
+      RATE_LIMIT_WINDOW: '10s',
+    });
+    assert.equal(set.MERCHANT_RATE_LIMITS('acme'), 100);
+    assert.equal(set.MERCHANT_RATE_LIMITS('bulk'), 0, 'no limit');
+    assert.equal(set.MERCHANT_RATE_LIMITS('globex'), 20);
+    assert.equal(set.RATE_LIMIT_WINDOW, 10_000);
+    assertEntriesNamed('MERCHANT_RATE_LIMITS', [
+      ['acme:-1', /entry 1 is not `merchant_id:count`/],
+      ['acme:5,globex:1.5', /entry 2 is not `merchant_id:count`/],
+      ['acme:5,acme:6', /"acme" appears twice/],
+    ]);
+    assert.throws(() => parseConfig(serverSchema, { ...valid, RATE_LIMIT_WINDOW: '500ms' }), /RATE_LIMIT_WINDOW/);
+  });
+
   it('APPROVAL_THRESHOLDS: per merchant, in minor units, none by default; APPROVAL_WINDOW 24h by default', () => {
     const defaults = parseConfig(serverSchema, valid);
     assert.equal(defaults.APPROVAL_THRESHOLDS('acme'), undefined);

@@ -5,6 +5,7 @@ import { after, before, it } from 'node:test';
 import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
 import type { PaymentResource } from '../src/domain/payment-model';
+import { PAYMENT_WORKFLOW } from '../src/domain/ids';
 import { ServerMetrics, WorkerMetrics } from '../src/domain/metric-names';
 import { scrape, scrapeTypes, total } from './support/prometheus';
 import type { Sample } from './support/prometheus';
@@ -33,7 +34,8 @@ const scrapeBoth = async (): Promise<Scrapes> => ({
 
 /** The named readings of one scrape; worker metrics are limited to this stack's task queue. */
 function readings(s: Scrapes, taskQueue: string, statusChecks = 0): Expectation {
-  const w = (name: string, labels: Record<string, string>) => total(s.worker, name, { taskQueue, ...labels });
+  const w = (name: string, labels: Record<string, string>) =>
+    total(s.worker, name, { task_queue: taskQueue, ...labels });
   const mm = 'mobile_money_debit';
   return {
     'started mobile money': w(WorkerMetrics.paymentsStarted, { payment_type: mm }),
@@ -253,11 +255,19 @@ it('every metric either endpoint exports follows Prometheus conventions, in one 
     [server, ServerMetrics.inReview],
   ];
   const namespaces = labelled.map(([samples, name]) => {
-    const sample = samples.find((s) => s.name === name && s.labels.taskQueue === stack.taskQueue);
+    const sample = samples.find((s) => s.name === name && s.labels.task_queue === stack.taskQueue);
     assert.ok(sample?.labels.namespace, `${name} has no namespace and task queue labels`);
     return sample.labels.namespace;
   });
   assert.equal(new Set(namespaces).size, 1, namespaces.join(', '));
+  // Every label of every series is snake_case, as Prometheus' linter and Temporal's own `temporal_*` series have it.
+  const started = worker.find(
+    (s) => s.name === WorkerMetrics.paymentsStarted && s.labels.task_queue === stack.taskQueue,
+  );
+  assert.equal(started?.labels.workflow_type, PAYMENT_WORKFLOW);
+  const labelNames = new Set([...worker, ...server].flatMap((s) => Object.keys(s.labels)));
+  assert.ok(labelNames.has('task_queue') && labelNames.has('workflow_type'), [...labelNames].join(', '));
+  for (const label of labelNames) assert.match(label, /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/, `label ${label}`);
 });
 
 it('the metrics endpoint listens on loopback by default, even when the API listens on every interface', async () => {

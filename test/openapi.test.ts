@@ -11,11 +11,12 @@ import { buildApp, registeredRoutes } from '../src/http/api-app';
 import { PUBLISHED_OPENAPI_PATH } from '../src/http/published-openapi';
 import type { Notifications } from '../src/payments/notification-deliveries';
 import { ApiKeys } from '../src/http/auth';
+import { MAX_PARAM_LENGTH, MAX_URL_LENGTH, protocolErrors } from '../src/http/protocol-answers';
 import { AppError } from '../src/payments/app-errors';
 import type { PaymentReads } from '../src/payments/payment-reads';
 import type { Readiness } from '../src/payments/readiness';
 import { launchChromium } from './support/browser';
-import { apiDocument, assertDocumented, compileDocumented } from './support/openapi-checks';
+import { apiDocument, assertDocumented, compileDocumented, documentedMethods } from './support/openapi-checks';
 import { MERCHANT_KEY, OPERATOR_KEY } from './support/test-stack';
 
 // The OpenAPI document without Temporal: an app built with stand-ins for the application layer, so the routes,
@@ -47,7 +48,7 @@ function standInApp(): FastifyInstance {
     tokens: {} as never,
     rules,
     logger: false,
-    metrics: {} as never,
+    metrics: { request: () => undefined } as never,
     readiness: {
       check: () =>
         Promise.resolve({
@@ -102,7 +103,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents every error code, each route with the codes it answers, every 503 with Retry-After', () => {
-    const used = new Set(ALL_ROUTES.flatMap((spec) => Object.values(spec.errors).flat()));
+    const used = new Set(
+      ALL_ROUTES.flatMap((spec) => Object.values({ ...spec.errors, ...protocolErrors(spec) }).flat()),
+    );
     assert.deepEqual(
       [...ERROR_CODES].filter((code) => !used.has(code)),
       [],
@@ -227,5 +230,74 @@ describe('the OpenAPI document', () => {
       const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, value]) => [name, String(value)]));
       assertDocumented('GET', url, { status: answer.statusCode, headers, body: answer.json() });
     }
+  });
+
+  it('answers a method a path does not declare with 405 and Allow, as the document says', async () => {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<Json>();
+    assert.match(String((document.info as Json).description), /`405`.*`Allow`/);
+    const components = document.components as { responses: Record<string, { headers: Json }> };
+    assert.ok(components.responses.MethodNotAllowed?.headers.Allow);
+    const cases = [
+      { method: 'DELETE', url: '/v1/payments/payment-acme-x', allow: 'GET, HEAD' },
+      { method: 'PUT', url: '/v1/payments', allow: 'GET, HEAD, POST' },
+      { method: 'PATCH', url: '/openapi.json', allow: 'GET, HEAD' },
+      { method: 'GET', url: '/v1/payments/payment-acme-x/resolve', allow: 'POST' },
+    ] as const;
+    for (const { method, url, allow } of cases) {
+      const answer = await app.inject({ method, url, headers: { authorization: `Bearer ${MERCHANT_KEY}` } });
+      assert.equal(answer.statusCode, 405, `${method} ${url}`);
+      assert.equal(answer.headers.allow, allow, `${method} ${url}`);
+      assert.equal(answer.json<{ error: { code: string } }>().error.code, 'method_not_allowed');
+      assert.deepEqual(documentedMethods(url).sort(), allow.split(', '), `${url}: Allow is what the document has`);
+      const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, value]) => [name, String(value)]));
+      assertDocumented(method, url, { status: answer.statusCode, headers, body: answer.json() });
+    }
+    const nowhere = await app.inject({ method: 'DELETE', url: '/v2/nothing' });
+    assert.equal(nowhere.statusCode, 404, 'a path no route has is still a 404');
+  });
+
+  it('answers a URL or a path parameter too long with a documented 414', async () => {
+    const cases = [
+      `/v1/payments?reference=${'r'.repeat(MAX_URL_LENGTH)}`,
+      `/v1/payments/${'p'.repeat(MAX_PARAM_LENGTH + 1)}`,
+    ];
+    for (const url of cases) {
+      const answer = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${MERCHANT_KEY}` } });
+      assert.equal(answer.statusCode, 414, url.slice(0, 40));
+      assert.equal(answer.json<{ error: { code: string } }>().error.code, 'uri_too_long');
+      assert.ok(answer.headers['x-request-id'], `answered as any other request: ${url.slice(0, 30)}`);
+      const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, value]) => [name, String(value)]));
+      assertDocumented('GET', url, { status: answer.statusCode, headers, body: answer.json() });
+    }
+    const longest = await app.inject({
+      method: 'GET',
+      url: `/v1/payments/${'p'.repeat(200)}`,
+      headers: { authorization: `Bearer ${MERCHANT_KEY}` },
+    });
+    assert.notEqual(longest.statusCode, 414, 'the longest id a payment can have fits');
+    assert.equal(
+      longest.json<{ error: { code: string } }>().error.code,
+      'not_found',
+      'it is looked up (and not found)',
+    );
+  });
+
+  it('documents 429 with Retry-After and RateLimit headers on every operation a merchant may call, and only there', () => {
+    let merchantOperations = 0;
+    for (const spec of ALL_ROUTES) {
+      const operation = paths[spec.path.replace(/:(\w+)/g, '{$1}')]?.[spec.method.toLowerCase()];
+      const responses = operation?.responses as Record<string, Json>;
+      assert.ok(responses['414'], `${spec.operationId} documents its 414`);
+      const limited = responses['429'];
+      if (spec.auth !== 'merchant' && spec.auth !== 'merchant_or_operator') {
+        if (limited) assert.doesNotMatch(JSON.stringify(limited), /rate_limited/, spec.operationId);
+        continue;
+      }
+      merchantOperations++;
+      assert.match(JSON.stringify(limited), /rate_limited/, spec.operationId);
+      const headers = Object.keys(limited?.headers as Json);
+      assert.deepEqual(headers.sort(), ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    }
+    assert.ok(merchantOperations >= 10, `${merchantOperations} merchant operations`);
   });
 });

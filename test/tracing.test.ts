@@ -3,6 +3,7 @@ import { hasSubscribers } from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, it } from 'node:test';
 import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -23,6 +24,14 @@ import { startStack, testCallbackTokens, testDatabaseUrl, testEnvironment, worke
 
 // Tracing end to end: the real server app, an in-process worker with the interceptors and the workflow bundle, and
 // the sandbox provider, exporting to memory. The order matters: the first test runs before anything is registered.
+
+/** A JSON log line of the server, with the fields this test reads. */
+interface LogLine {
+  msg: string;
+  reqId?: string;
+  trace_id?: string;
+  span_id?: string;
+}
 
 /** Packages only a traced process loads. */
 const SDK_MODULES = [
@@ -106,7 +115,16 @@ it('one card payment settled by its callback is one trace, from the merchant req
   const exporter = new InMemorySpanExporter();
   await startTracing({ serviceName: 'payments-test', exporter });
   // A short late-callback window: the workflow completes, and its RunWorkflow span ends, soon after the callback.
-  const stack = await startStack({ withoutWorker: true, env: { LATE_CALLBACK_WINDOW: '1s' } });
+  const logs = new PassThrough();
+  const logLines: LogLine[] = [];
+  logs.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as LogLine);
+  });
+  const stack = await startStack({
+    withoutWorker: true,
+    env: { LATE_CALLBACK_WINDOW: '1s', LOG_LEVEL: 'info' },
+    logStream: logs,
+  });
   // A worker that caches no workflow: every workflow task replays the history first, as after a restart or an
   // eviction, so the callback's span must find the run's span again by replaying.
   const config = parseConfig(workerSchema, stack.workerEnv);
@@ -199,6 +217,25 @@ it('one card payment settled by its callback is one trace, from the merchant req
     handled.links.map((l) => l.context.spanId),
     [signal.spanContext().spanId],
   );
+
+  // Every line the server wrote for a request carries that request's id and its trace's id: the merchant's POST
+  // and the callback each in their own trace.
+  const requestLines = logLines.filter((line) => line.reqId);
+  const linesOf = (span: ReadableSpan) => requestLines.filter((line) => line.trace_id === span.spanContext().traceId);
+  for (const span of [merchantRequest, callbackRequest]) {
+    const lines = linesOf(span);
+    assert.ok(
+      lines.some((line) => line.msg === 'incoming request'),
+      `${span.name}: no incoming request line`,
+    );
+    assert.ok(
+      lines.some((line) => line.msg === 'request completed'),
+      `${span.name}: no request completed line`,
+    );
+    assert.equal(new Set(lines.map((line) => line.reqId)).size, 1, `${span.name}: the lines of one request`);
+  }
+  const untraced = requestLines.filter((line) => !/^[0-9a-f]{32}$/.test(line.trace_id ?? '') || !line.span_id);
+  assert.deepEqual(untraced, [], 'a request line without a trace id');
 
   // No card number, personal value or callback token anywhere in what was exported.
   const exported = JSON.stringify(

@@ -22,6 +22,7 @@ import {
   operatorKeyList,
   optional,
   port,
+  rateLimits,
   secret,
   url,
   vaultUrl,
@@ -263,6 +264,11 @@ export const serverSchema = z
     CODEC_CORS_ORIGINS: commaList.pipe(z.array(url)).default([]),
     /** Callbacks by GET (query string) too; off, GET answers 405: a URL in a log or a browser must not settle. */
     CALLBACK_ALLOW_GET: flag.transform((v) => v === 'true'),
+    /** Requests each merchant may make per RATE_LIMIT_WINDOW, counted in Redis (VAULT_URL) across every server. */
+    MERCHANT_RATE_LIMITS: rateLimits,
+    RATE_LIMIT_WINDOW: duration('1m').pipe(
+      z.number().min(1000, 'must be at least 1s').max(86_400_000, 'must be at most 24h'),
+    ),
   })
   .superRefine((config, ctx) => {
     checkCallbackKeys(config, ctx);

@@ -96,18 +96,34 @@ function merchantEntries<T>(
 
 const AMOUNT = /^\d{1,13}(?:\.\d{1,2})?$/;
 
+/** A per-merchant setting of `merchant_id:value,…,*:value` entries: each merchant's value, `*`'s for the others. */
+function perMerchant<T>(fallback: T, shape: string, parse: (value: string) => T | undefined) {
+  return z
+    .string()
+    .default(`*:${String(fallback)}`)
+    .transform((text, ctx) => {
+      const values = merchantEntries(text, ctx, /^(\*|[a-z0-9]{1,32})$/, shape, parse);
+      const others = values.get('*') ?? fallback;
+      return (merchantId: string): T => values.get(merchantId) ?? others;
+    });
+}
+
 /** `merchant_id:amount,…,*:amount`: each merchant's largest amount per payment or batch item; `*` for the others. */
-export const maxAmounts = z
-  .string()
-  .default(`*:${DEFAULT_MAX_AMOUNT}`)
-  .transform((text, ctx) => {
-    const shape = '`merchant_id:amount` or `*:amount` (an amount ≥ 0.01, two decimals at most)';
-    const limits = merchantEntries(text, ctx, /^(\*|[a-z0-9]{1,32})$/, shape, (value) =>
-      AMOUNT.test(value) && Number(value) >= 0.01 ? Number(value) : undefined,
-    );
-    const others = limits.get('*') ?? DEFAULT_MAX_AMOUNT;
-    return (merchantId: string): number => limits.get(merchantId) ?? others;
-  });
+export const maxAmounts = perMerchant(
+  DEFAULT_MAX_AMOUNT,
+  '`merchant_id:amount` or `*:amount` (an amount ≥ 0.01, two decimals at most)',
+  (value) => (AMOUNT.test(value) && Number(value) >= 0.01 ? Number(value) : undefined),
+);
+
+/** Requests a merchant may make per RATE_LIMIT_WINDOW when MERCHANT_RATE_LIMITS names no limit for it. */
+export const DEFAULT_RATE_LIMIT = 6000;
+
+/** `merchant_id:count,…,*:count`: requests each merchant may make per window, `*` for the others; 0 is no limit. */
+export const rateLimits = perMerchant(
+  DEFAULT_RATE_LIMIT,
+  '`merchant_id:count` or `*:count` (a whole number of requests, 0 for no limit)',
+  (value) => (/^\d{1,9}$/.test(value) ? Number(value) : undefined),
+);
 
 /**
  * APPROVAL_THRESHOLDS, `merchant_id:credit/second,…`: a merchant named here has every batch approved by an operator

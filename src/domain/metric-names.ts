@@ -18,7 +18,25 @@ export const WorkerMetrics = {
 export const ServerMetrics = {
   callbacks: 'payments_callbacks_total',
   inReview: 'payments_in_review',
+  httpRequestDuration: 'payments_http_request_duration_seconds',
 } as const;
+
+/** The counters a workflow counts: through the `productMetrics` sink (WorkflowMetricSinks), not the SDK's meter. */
+export type WorkflowCounter = (typeof WorkerMetrics)['paymentsStarted' | 'paymentsFinished' | 'reconciliations'];
+
+/**
+ * The sink a workflow counts with. Not the workflow's `metricMeter`: the SDK tags its series with camelCase
+ * `taskQueue` and `workflowType`, and every label here is snake_case, as on Temporal's own `temporal_*` series.
+ */
+export type WorkflowMetricSinks = {
+  productMetrics: { count(name: WorkflowCounter, labels: Record<string, string>): void };
+};
+
+/** The labels every product metric carries, on the worker and the server alike. */
+export interface ProcessLabels {
+  namespace: string;
+  task_queue: string;
+}
 
 const TOTAL = '_total';
 const SECONDS = '_seconds';

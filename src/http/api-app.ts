@@ -20,7 +20,8 @@ import { registerCodecRoutes } from './codec-routes';
 import { personalFieldNames } from '../domain/personal-data';
 import { hideUrlTokens } from '../crypto/url-tokens';
 import type { CallbackTokens } from '../crypto/callback-tokens';
-import { ApiError, envelope, errorHandler } from './http-errors';
+import { ApiError, errorHandler } from './http-errors';
+import { answerUnknownRoutes, protocolOptions, refuseLongUrls } from './protocol-answers';
 import { APPROVAL_ROUTES } from './approval-routes';
 import { BATCH_ROUTES } from './batch-routes';
 import { EXPORT_ROUTES } from './export-routes';
@@ -33,7 +34,10 @@ import { MERCHANT_ROUTES } from './merchant-account-routes';
 import { WEBHOOK_ENDPOINT_ROUTES } from './webhook-endpoint-routes';
 import { PAYMENT_ROUTES } from './payment-routes';
 import { registerRoutes } from './route-spec';
-import { echoRequestId, requestLoggingOptions } from './request-logging';
+import { echoRequestId, logIncomingRequests, requestLoggingOptions } from './request-logging';
+import { measureRequests } from './request-metrics';
+import { limitMerchantRequests } from './merchant-rate-limit';
+import type { MerchantRateLimit } from './merchant-rate-limit';
 
 export interface AppDeps {
   payments: PaymentCommands;
@@ -60,6 +64,8 @@ export interface AppDeps {
   codec: { codec: PayloadCodec; corsOrigins: readonly string[] };
   /** Where the server is reached from outside (the Web UI's codec URLs start with it). */
   publicBaseUrl: string;
+  /** Each merchant's request limit (MERCHANT_RATE_LIMITS per RATE_LIMIT_WINDOW); absent: no limit. */
+  rateLimit?: MerchantRateLimit;
   /** Request tracing (telemetry/tracing.ts), added before any route; absent when tracing is off. */
   instrument?: (app: FastifyInstance) => void;
 }
@@ -95,8 +101,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Room for every documented path parameter once percent-encoded (a 200-character id of 3-byte characters).
     routerOptions: { maxParamLength: 2048 },
     ...requestLoggingOptions,
+    ...protocolOptions,
   });
   deps.instrument?.(app);
+  logIncomingRequests(app);
+  measureRequests(app, deps.metrics);
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (options) => {
     for (const method of [options.method].flat()) routes.push({ method, url: options.url });
@@ -112,10 +121,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done(closing ? new ApiError(503, 'unavailable', 'the server is shutting down; try again') : undefined);
   });
   echoRequestId(app);
+  if (deps.rateLimit) limitMerchantRequests(app, deps.rateLimit);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.status(404).send(envelope(new ApiError(404, 'not_found', 'no such route')));
-  });
+  refuseLongUrls(app);
+  answerUnknownRoutes(app, () => routes);
   registerRoutes(app, HEALTH_ROUTES, deps);
   registerRoutes(app, PAYMENT_ROUTES, deps);
   registerRoutes(app, BATCH_ROUTES, deps);

@@ -38,6 +38,7 @@ const FASTIFY_ERRORS: Record<string, [number, ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'send application/json'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'the JSON body is empty'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json', 'the body is not valid JSON'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'uri_too_long', 'a part of the URL is longer than allowed'],
 };
 
 /** Maps every error to the product's envelope `{"error":{"code","message","fields"}}`; never leaks internals. */

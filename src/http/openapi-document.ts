@@ -28,6 +28,7 @@ import { EVENT_ROUTES } from './event-routes';
 import { EXPORT_ROUTES } from './export-routes';
 import { HEALTH_ROUTES } from './health-routes';
 import { RETRY_AFTER_SECONDS } from './http-errors';
+import { ERROR_HEADERS, methodNotAllowedResponse, PROTOCOL_NOTE, protocolErrors } from './protocol-answers';
 import { OPERATOR_ROUTES } from './operator-routes';
 import { notificationWebhooks } from './openapi-webhooks';
 import { MERCHANT_NESTED_SCHEMAS } from '../domain/merchant-resources';
@@ -125,7 +126,8 @@ export function openApiDocument(options: OpenApiOptions): Json {
         'Merchants create, read and list payments and payout batches; operators resolve payments in review. ' +
         'Keys go in `authorization: Bearer <key>`. Every error answer is the envelope ' +
         '`{"error":{"code","message","fields"}}`; every 503 carries `Retry-After`. Lists page with `limit` and ' +
-        '`starting_after` while `has_more` is true.',
+        '`starting_after` while `has_more` is true. ' +
+        PROTOCOL_NOTE,
     },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     tags: [...new Set(ALL_ROUTES.map((spec) => spec.tag))].map((name) => ({
@@ -136,6 +138,7 @@ export function openApiDocument(options: OpenApiOptions): Json {
     webhooks,
     components: {
       schemas,
+      responses: methodNotAllowedResponse(`${COMPONENT}Error`),
       securitySchemes: {
         merchantKey: { type: 'http', scheme: 'bearer', description: 'A merchant key (MERCHANT_API_KEYS).' },
         operatorKey: { type: 'http', scheme: 'bearer', description: "An operator's key (OPERATOR_API_KEYS)." },
@@ -165,11 +168,12 @@ function operation(spec: RouteSpec, body: z.ZodType | undefined): Json {
         : {}),
     };
   }
-  for (const [status, codes] of Object.entries(spec.errors)) {
+  for (const [status, codes] of Object.entries({ ...spec.errors, ...protocolErrors(spec) })) {
     if (!codes) continue;
+    const headers = ERROR_HEADERS[Number(status)];
     responses[status] = {
       description: `Error: ${codes.map((code) => `\`${code}\``).join(', ')}.${status === '400' ? INVALID_FIELDS : ''}`,
-      ...(status === '503' ? { headers: headersOf({ 'retry-after': 'seconds to wait before retrying' }) } : {}),
+      ...(headers ? { headers: headersOf(headers) } : {}),
       content: {
         'application/json': {
           schema: {
@@ -240,17 +244,20 @@ function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'query'): 
   });
 }
 
+/** Headers whose values are whole seconds or counts, by their names in the document. */
+const NUMERIC_HEADERS: Record<string, [string, Json]> = {
+  'retry-after': ['Retry-After', { type: 'integer', minimum: 1, example: RETRY_AFTER_SECONDS }],
+  'ratelimit-limit': ['RateLimit-Limit', { type: 'integer', minimum: 1 }],
+  'ratelimit-remaining': ['RateLimit-Remaining', { type: 'integer', minimum: 0 }],
+  'ratelimit-reset': ['RateLimit-Reset', { type: 'integer', minimum: 0 }],
+};
+
 function headersOf(headers: Record<string, string>): Json {
   return Object.fromEntries(
-    Object.entries(headers).map(([name, description]) => [
-      name === 'retry-after' ? 'Retry-After' : name,
-      {
-        description,
-        required: true,
-        schema:
-          name === 'retry-after' ? { type: 'integer', minimum: 1, example: RETRY_AFTER_SECONDS } : { type: 'string' },
-      },
-    ]),
+    Object.entries(headers).map(([name, description]) => {
+      const [documented, schema] = NUMERIC_HEADERS[name] ?? [name, { type: 'string' }];
+      return [documented, { description, required: true, schema }];
+    }),
   );
 }
 

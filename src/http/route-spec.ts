@@ -162,6 +162,12 @@ export function route(
 /** Each request's caller, found by its route's `onRequest` hook. */
 const callers = new WeakMap<FastifyRequest, unknown>();
 
+/** The merchant a request was authenticated as by its route, once its `onRequest` hooks have run; else undefined. */
+export function merchantOf(request: FastifyRequest): string | undefined {
+  const merchant = merchantIdOf(callers.get(request));
+  return merchant === '*' ? undefined : merchant;
+}
+
 /** Registers routes on an app, each handler with the dependencies it takes. */
 export function registerRoutes<D>(app: FastifyInstance, routes: readonly Route<D>[], deps: D & RouteContext): void {
   for (const declared of routes) declared.register(app, deps);

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ServerMetrics } from '../domain/metric-names';
+import type { ProcessLabels } from '../domain/metric-names';
 
 /** Why a callback was taken or turned away; `accepted` is the only one that reached the payment's workflow. */
 export type CallbackReason =
@@ -15,20 +16,32 @@ export type CallbackReason =
   | 'temporal_unavailable'
   | 'error';
 
+/** One answered HTTP request: its route template (`unmatched` when no route matched), method and status. */
+export interface AnsweredRequest {
+  route: string;
+  method: string;
+  status: number;
+  seconds: number;
+}
+
 export interface ServerMetricSet {
   registry: Registry;
   callback(reason: CallbackReason): void;
+  request(answered: AnsweredRequest): void;
 }
+
+/** Seconds: most answers take milliseconds, a payment's creation waits up to INITIATION_WAIT, an export streams. */
+const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface ServerMetricDeps {
   /** Payments in `needs_review` now; read from Temporal on every scrape, so it survives restarts of any process. */
   countInReview: () => Promise<number>;
   onError: (err: unknown) => void;
   /** On every metric, as the worker's carry them: the Temporal namespace and task queue. */
-  labels?: { namespace: string; taskQueue: string };
+  labels?: ProcessLabels;
 }
 
-/** The server's Prometheus registry: callbacks, payments in review, and Node's process metrics. */
+/** The server's Prometheus registry: HTTP requests, callbacks, payments in review, and Node's process metrics. */
 export function createServerMetrics({ countInReview, onError, labels }: ServerMetricDeps): ServerMetricSet {
   const registry = new Registry();
   if (labels) registry.setDefaultLabels(labels);
@@ -52,8 +65,17 @@ export function createServerMetrics({ countInReview, onError, labels }: ServerMe
       }
     },
   });
+  const requests = new Histogram({
+    name: ServerMetrics.httpRequestDuration,
+    help: 'HTTP requests answered, by route template, method and status: the time to the last byte of the answer',
+    labelNames: ['route', 'method', 'status'],
+    buckets: REQUEST_DURATION_BUCKETS,
+    registers: [registry],
+  });
   return {
     registry,
+    request: ({ route, method, status, seconds }) =>
+      requests.observe({ route, method, status: String(status) }, seconds),
     callback: (reason) => callbacks.inc({ result: reason === 'accepted' ? 'accepted' : 'rejected', reason }),
   };
 }

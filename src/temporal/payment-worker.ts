@@ -11,6 +11,7 @@ import { SearchAttributes } from '../workflows/definitions';
 import { readBatchItems, readBatchReferences } from '../records/batch-items';
 import type { PaymentActivityDeps } from '../activities/payment-activities';
 import { withProviderMetrics } from '../metrics/provider-metrics';
+import { workflowMetricSinks } from '../metrics/workflow-metric-sinks';
 import type { Keyring } from '../crypto/keyring';
 import { activeTracing, WORKFLOW_INTERCEPTORS, workflowSpanSinks } from '../telemetry/tracing';
 import { connectTemporal } from './connect-or-diagnose';
@@ -62,6 +63,9 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
   const { connection, endpoint } = await connectTemporal(options.temporal, (opts) => NativeConnection.connect(opts));
   const { namespace } = endpoint;
   const tracing = activeTracing();
+  // The labels every product metric of the worker carries (workflows', provider calls', notifications'), so one
+  // dashboard filters them all; snake_case, as on Temporal's own series.
+  const productMeter = Runtime.instance().metricMeter.withTags({ namespace, task_queue: options.taskQueue });
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundlePath
     ? { workflowBundle: { codePath: options.workflowBundlePath } }
     : { workflowsPath: require.resolve('../workflows') };
@@ -84,11 +88,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     activities: {
       ...createPaymentActivities({
         ...options.deps,
-        // The labels the workflow's own metrics carry, so one dashboard filters both.
-        provider: withProviderMetrics(
-          options.deps.provider,
-          Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
-        ),
+        provider: withProviderMetrics(options.deps.provider, productMeter),
       }),
       ...createRecordActivities(options.deps.database, options.deps.signingKeys),
       ...createBatchActivities({
@@ -120,7 +120,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
       activity: tracing?.activityInterceptors ?? [],
       workflowModules: options.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS],
     },
-    sinks: workflowSpanSinks(tracing),
+    sinks: { ...workflowSpanSinks(tracing), ...workflowMetricSinks(productMeter) },
     ...workflows,
   });
   return {
@@ -134,7 +134,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
             ...options.notifications,
             database: options.deps.database,
             log: Runtime.instance().logger,
-            meter: Runtime.instance().metricMeter.withTags({ namespace, taskQueue: options.taskQueue }),
+            meter: productMeter,
           })
         : undefined;
       relay?.start();

@@ -4,12 +4,13 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  metricMeter,
+  proxySinks,
   setCurrentDetails,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { ItemSettled } from '../domain/batch-model';
-import { sdkCounterName, WorkerMetrics } from '../domain/metric-names';
+import { WorkerMetrics } from '../domain/metric-names';
+import type { WorkflowMetricSinks } from '../domain/metric-names';
 import type { Signed } from '../domain/signed';
 import type { NotificationType } from '../domain/notification';
 import { isTerminal } from '../domain/payment-model';
@@ -23,8 +24,9 @@ import { paymentRecords } from './record-writer';
 import type { RecordWriter } from './record-writer';
 import { workflowTime } from './time';
 
-// Metrics and log lines come from the workflow: the SDK drops both while replaying, so each counts once per event.
-// The meter only works inside a workflow context, so the counters are looked up per use rather than at load.
+// Metrics and log lines come from the workflow: the SDK drops both while replaying (the metric sink is not called
+// during replay), so each counts once per event.
+const { productMetrics } = proxySinks<WorkflowMetricSinks>();
 
 /**
  * What a payment's changes set off outside its state: on every status change its record in PostgreSQL, the status
@@ -80,9 +82,7 @@ export class PaymentStatusEffects implements PaymentStatusListener {
   reconciliationEnded(state: PaymentState): void {
     const { paymentId, request } = this.input;
     const outcome: PaymentStatus = state.terminal ? state.status : 'needs_review';
-    metricMeter
-      .createCounter(sdkCounterName(WorkerMetrics.reconciliations), '', 'reconciliations ended, by outcome')
-      .add(1, { payment_type: request.type, outcome });
+    productMetrics.count(WorkerMetrics.reconciliations, { payment_type: request.type, outcome });
     log.info('reconciliation ended', { paymentId, paymentType: request.type, outcome });
   }
 
@@ -158,18 +158,14 @@ async function reportToBatch(batchId: string, report: Signed<ItemSettled>): Prom
 }
 
 function countStart(paymentId: string, type: PaymentType): void {
-  metricMeter.createCounter(sdkCounterName(WorkerMetrics.paymentsStarted), '', 'payment workflows started').add(1, {
-    payment_type: type,
-  });
+  productMetrics.count(WorkerMetrics.paymentsStarted, { payment_type: type });
   log.info('payment started', { paymentId, paymentType: type });
 }
 
 /** Counts a final status (succeeded, failed) and logs every status change. */
 function countStatus(paymentId: string, type: PaymentType, status: PaymentStatus): void {
   if (isTerminal(status)) {
-    metricMeter
-      .createCounter(sdkCounterName(WorkerMetrics.paymentsFinished), '', 'payments that reached a final status')
-      .add(1, { payment_type: type, status });
+    productMetrics.count(WorkerMetrics.paymentsFinished, { payment_type: type, status });
   }
   log.info('payment status changed', { paymentId, paymentType: type, status });
 }

@@ -48,6 +48,13 @@ export function documentedOperation(method: string, url: string): Operation | un
     .sort((a, b) => a.params - b.params)[0];
 }
 
+/** The methods the document gives a path (HEAD with every GET). */
+export function documentedMethods(url: string): string[] {
+  const path = url.split('?')[0] ?? '';
+  const methods = [...operations].filter(([, ops]) => ops.some((op) => op.pattern.test(path))).map(([m]) => m);
+  return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+}
+
 const validators = new WeakMap<object, ValidateFunction>();
 const ERROR = { $ref: '#/components/schemas/Error' };
 
@@ -68,8 +75,16 @@ export function assertDocumented(method: string, url: string, answer: Answer): v
   if (method.toUpperCase() === 'HEAD') return;
   const op = documentedOperation(method, url);
   if (!op) {
-    // Fastify reads the body before it finds no route: a bad body is refused as on any route.
-    assert.ok([400, 404, 413, 415].includes(answer.status), `${where}: no documented route, so a 404`);
+    // A path the document has, by another method: the document's 405, with the methods it has in `Allow`.
+    const methods = documentedMethods(url);
+    if (methods.length > 0 && answer.status === 405) {
+      const allow = String(answer.headers.allow ?? '').split(/,\s*/);
+      for (const method of methods)
+        assert.ok(allow.includes(method), `${where}: Allow ${allow.join(', ')} lacks ${method}`);
+    } else {
+      // Fastify reads the body before it finds no route: a bad body is refused as on any route.
+      assert.ok([400, 404, 413, 414, 415].includes(answer.status), `${where}: no documented route, so a 404`);
+    }
     const validate = validatorFor(ERROR);
     assert.ok(validate(answer.body), `${where}: ${ajv.errorsText(validate.errors)}`);
     return;
