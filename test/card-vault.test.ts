@@ -13,7 +13,7 @@ import type { PaymentMessage } from '../src/domain/payment-model';
 import { signMessage } from '../src/crypto/signing';
 import { open, parseKeyring } from '../src/crypto/keyring';
 import { FailureTypes } from '../src/domain/payment-model';
-import type { PaymentInput, ProviderAck } from '../src/domain/payment-model';
+import type { InitiationVerdict, PaymentInput, ProviderAck } from '../src/domain/payment-model';
 import type { Signed } from '../src/domain/signed';
 import { createProviderClient } from '../src/provider/provider-client';
 import type { ProviderClient } from '../src/provider/provider-client';
@@ -169,9 +169,13 @@ describe('card vault', () => {
     assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
     assert.equal(failure.nonRetryable, true);
-    assert.deepEqual(failure.details?.[0], {
-      code: 'card_data_unavailable',
-      message: 'the card vault could not be read; nothing was sent to the provider',
+    // The verdict travels signed for the activity that failed (docs/security.md, "Signed and bound messages").
+    assert.deepEqual((failure.details?.[0] as Signed<InitiationVerdict>).body, {
+      verdict: 'rejected',
+      failure: {
+        code: 'card_data_unavailable',
+        message: 'the card vault could not be read; nothing was sent to the provider',
+      },
     });
     assert.equal(sent, 1, 'nothing more sent to the provider');
     assert.ok(elapsedMs >= 2000 && elapsedMs <= 6000, `gave up after ${elapsedMs} ms (the wait is 3 s)`);
