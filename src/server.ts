@@ -29,6 +29,7 @@ import { MerchantKeyDirectory } from './payments/merchant-key-directory';
 import { Readiness } from './payments/readiness';
 import { createRedisVault } from './vault/redis-vault';
 import { StartMigrations, openDatabase } from './records/database';
+import { internalUrlProblem } from './domain/merchant-resources';
 import { activeTracing, startTracing } from './telemetry/tracing';
 
 /** Per-type callback waits and reconciliation window, from configuration. */
@@ -136,6 +137,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
     keys: new ApiKeys(config.MERCHANT_API_KEYS, config.OPERATOR_API_KEYS, config.CODEC_TOKEN_SECRET, storedKeys),
     merchants: new MerchantAccounts(records, () => storedKeys.reload()),
     endpoints: new MerchantEndpoints(records),
+    endpointUrlProblem: process.env.NODE_ENV === 'production' ? internalUrlProblem : () => undefined,
     rules: {
       voucherChannels: config.VOUCHER_CHANNELS,
       now: () => new Date(),

@@ -109,3 +109,31 @@ export type WebhookEndpointResource = z.infer<typeof webhookEndpointSchema>;
 
 /** The schemas other answers hold, each a component of the OpenAPI document. */
 export const MERCHANT_NESTED_SCHEMAS = [apiKeySchema, merchantSchema, webhookEndpointSchema] as const;
+
+/**
+ * Why a production endpoint URL is refused: not https, or a host on this side of the internet (localhost, a private,
+ * loopback or link-local address, an IPv6 literal), which would let a merchant make the relay post inside the
+ * deployment. Undefined when it is allowed. A name that resolves inside is not caught here (docs/security.md).
+ */
+export function internalUrlProblem(url: string): string | undefined {
+  const parsed = URL.parse(url);
+  if (!parsed || parsed.protocol !== 'https:') return 'must be an https:// URL in production';
+  const host = parsed.hostname.toLowerCase();
+  if (host.startsWith('[')) return 'must name a host, not an IPv6 address, in production';
+  if (/(^|\.)(localhost|local|internal)$/.test(host)) return `must not name an internal host (${host}) in production`;
+  const octets = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host)?.slice(1).map(Number);
+  if (octets) {
+    const [a = 0, b = 0] = octets;
+    const internal =
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      a >= 224;
+    if (internal) return `must not name an internal address (${host}) in production`;
+  }
+  return undefined;
+}

@@ -53,6 +53,8 @@ export interface AppDeps {
   merchants: MerchantAccounts;
   /** Merchants' own webhook endpoints. */
   endpoints: MerchantEndpoints;
+  /** Why an endpoint URL is refused (production: https to a public host only); absent: any http(s) URL. */
+  endpointUrlProblem?: (url: string) => string | undefined;
   tokens: CallbackTokens;
   /** Takes provider callbacks by GET too (CALLBACK_ALLOW_GET); otherwise GET answers 405. */
   callbackAllowGet?: boolean;

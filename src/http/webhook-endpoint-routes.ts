@@ -9,6 +9,7 @@ import {
   webhookEndpointSchema,
 } from '../domain/merchant-resources';
 import type { MerchantEndpoints } from '../payments/merchant-endpoints';
+import { ApiError } from './http-errors';
 import { jsonBodyErrors, withKey } from './route-parts';
 import { route } from './route-spec';
 
@@ -16,6 +17,15 @@ import { route } from './route-spec';
 
 export interface WebhookEndpointRouteDeps {
   endpoints: MerchantEndpoints;
+  /** Why an endpoint URL is refused here (production: internalUrlProblem); undefined when it is allowed. */
+  endpointUrlProblem?: (url: string) => string | undefined;
+}
+
+/** Refuses, as a `400` naming `url`, a URL this deployment does not post to. */
+function checkUrl(url: string | undefined, problemOf: ((url: string) => string | undefined) | undefined): void {
+  const problem = url === undefined ? undefined : problemOf?.(url);
+  if (problem)
+    throw new ApiError(400, 'invalid_request', 'the request is invalid', [{ path: 'url', message: problem }]);
 }
 
 const merchantOnly = 'webhook endpoints are managed with a merchant key';
@@ -62,7 +72,8 @@ const createWebhookEndpoint = route(
     },
     errors: { ...jsonBodyErrors, ...withKey, 403: ['forbidden'] },
   },
-  async ({ caller, body, reply }, { endpoints }: WebhookEndpointRouteDeps) => {
+  async ({ caller, body, reply }, { endpoints, endpointUrlProblem }: WebhookEndpointRouteDeps) => {
+    checkUrl(body.url, endpointUrlProblem);
     const created = await endpoints.create(caller.merchantId, { url: body.url, eventTypes: body.event_types ?? null });
     return reply.status(201).send({ endpoint: created.endpoint, secret: created.secret });
   },
@@ -104,8 +115,10 @@ const updateWebhookEndpoint = route(
     answers: { 200: endpointAnswer },
     errors: { ...jsonBodyErrors, ...withKey, 403: ['forbidden'], 404: ['not_found'] },
   },
-  async ({ caller, params, body }, { endpoints }: WebhookEndpointRouteDeps) =>
-    endpoints.update(caller.merchantId, params.id, { url: body.url, eventTypes: body.event_types }),
+  async ({ caller, params, body }, { endpoints, endpointUrlProblem }: WebhookEndpointRouteDeps) => {
+    checkUrl(body.url, endpointUrlProblem);
+    return endpoints.update(caller.merchantId, params.id, { url: body.url, eventTypes: body.event_types });
+  },
 );
 
 const rollWebhookEndpointSecret = route(

@@ -10,12 +10,8 @@ import {
   updateEndpoint,
 } from '../records/merchant-endpoint-records';
 import type { EndpointRow } from '../records/merchant-endpoint-records';
+import { newWebhookSecret } from '../crypto/webhook-secrets';
 import { AppError } from './app-errors';
-
-/** A new signing secret as Standard Webhooks writes them: `whsec_` and the base64 of 32 random bytes. */
-export function newEndpointSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
 
 /**
  * A merchant's notification endpoints: add one (its secret answered once), list them, change the URL or the event
@@ -30,7 +26,7 @@ export class MerchantEndpoints {
     merchantId: string,
     input: { url: string; eventTypes: NotificationType[] | null },
   ): Promise<{ endpoint: WebhookEndpointResource; secret: string }> {
-    const secret = newEndpointSecret();
+    const secret = newWebhookSecret();
     const id = `we_${randomBytes(9).toString('base64url')}`;
     const row = await insertEndpoint(this.db, { id, merchantId, url: input.url, eventTypes: input.eventTypes, secret });
     return { endpoint: endpointResource(row), secret };
@@ -57,7 +53,7 @@ export class MerchantEndpoints {
     id: string,
     overlapMs: number,
   ): Promise<{ endpoint: WebhookEndpointResource; secret: string }> {
-    const secret = newEndpointSecret();
+    const secret = newWebhookSecret();
     if (!(await rollEndpointSecret(this.db, merchantId, id, secret, overlapMs))) throw notFound(id);
     return { endpoint: await this.get(merchantId, id), secret };
   }
