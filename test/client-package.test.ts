@@ -19,9 +19,15 @@ const EXPORTS = [
   'PaymentsResponseError',
   'PaymentsTimeoutError',
   'SIGNATURE_HEADER',
+  'WEBHOOK_ID_HEADER',
+  'WEBHOOK_SIGNATURE_HEADER',
+  'WEBHOOK_TIMESTAMP_HEADER',
   'signNotification',
+  'standardWebhookHeaders',
   'verifyNotification',
   'verifySignature',
+  'verifyStandardWebhook',
+  'webhookKey',
 ];
 
 describe('the client package', () => {
