@@ -8,7 +8,7 @@ import { DEFAULT_MAX_AMOUNT } from '../src/config/setting-parsers';
 import { ERROR_CODES } from '../src/domain/api-resources';
 import { ALL_ROUTES } from '../src/http/openapi-document';
 import { buildApp, registeredRoutes } from '../src/http/api-app';
-import { PUBLISHED_OPENAPI_PATH } from '../src/http/published-openapi';
+import { PUBLISHED_OPENAPI_PATH, publishedOpenApiDocument } from '../src/http/published-openapi';
 import type { Notifications } from '../src/payments/notification-deliveries';
 import { ApiKeys } from '../src/http/auth';
 import { MAX_PARAM_LENGTH, MAX_URL_LENGTH, protocolErrors } from '../src/http/protocol-answers';
@@ -82,9 +82,9 @@ describe('the OpenAPI document', () => {
     assert.equal(result.valid, true);
   });
 
-  it(`is the committed ${PUBLISHED_OPENAPI_PATH} (but for servers): \`npm run openapi\` rewrites it`, async () => {
-    const { servers, ...served } = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<Json>();
-    assert.deepEqual(servers, [{ url: 'https://payments.example' }]);
+  it(`is the committed ${PUBLISHED_OPENAPI_PATH} (but for servers): \`npm run openapi\` rewrites it`, () => {
+    // What a server with the default settings serves (this file's app has a voucher channel of its own).
+    const served = JSON.parse(JSON.stringify(publishedOpenApiDocument())) as Json;
     const committed = JSON.parse(readFileSync(join(__dirname, '..', PUBLISHED_OPENAPI_PATH), 'utf8')) as Json;
     assert.equal(committed.servers, undefined);
     assert.deepEqual(served, committed, `${PUBLISHED_OPENAPI_PATH} is stale: run \`npm run openapi\``);

@@ -11,7 +11,13 @@ import type { Signed } from '../src/domain/signed';
 import type { BatchProgress } from '../src/domain/batch-model';
 import { newBatchProgress } from '../src/domain/batch-progress';
 import { FailureTypes, newPaymentResource } from '../src/domain/payment-model';
-import type { PaymentMessage, PaymentResource, PaymentStatus, ProviderAck } from '../src/domain/payment-model';
+import type {
+  InitiationVerdict,
+  PaymentMessage,
+  PaymentResource,
+  PaymentStatus,
+  ProviderAck,
+} from '../src/domain/payment-model';
 import { startPostgres } from '../src/local/postgres';
 import type { ProviderClient } from '../src/provider/provider-client';
 import { claimInitiation, upsertBatchRecord, upsertPaymentRecord } from '../src/records/record-writes';
@@ -256,7 +262,8 @@ describe('an initiation while PostgreSQL is down', () => {
     assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, FailureTypes.rejected, 'a definite failure: the payment fails, no review');
     assert.equal(failure.nonRetryable, true);
-    assert.deepEqual(failure.details?.[0], {
+    // The verdict travels signed for the activity that failed.
+    assert.deepEqual((failure.details?.[0] as Signed<InitiationVerdict>).body.failure, {
       code: 'initiation_unrecorded',
       message:
         'the initiation could not be recorded (the record database is unreachable); nothing was sent to the provider',

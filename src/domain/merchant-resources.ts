@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { NOTIFICATION_TYPES } from './notification';
+import { checkedRule, httpUrl } from './requests';
 
 // Merchants, their API keys and their notification endpoints as the API takes and answers them (docs/merchants.md).
 
@@ -15,8 +16,10 @@ export const MAX_OVERLAP_MS = 30 * 86_400_000;
 export const DEFAULT_OVERLAP_MS = 86_400_000;
 
 /** An overlap: `0` (the old one stops now) or a duration up to 30 days (`24h`, `7d`). */
-export const overlapSchema = z
-  .string()
+export const overlapSchema = checkedRule(
+  z.string(),
+  'must be 0 or a duration up to 30d (`ms`, `s`, `m`, `h`, `d`), like 24h',
+)
   .transform((text, ctx) => {
     const ms = text.trim() === '0' ? 0 : parseDuration(text);
     if (ms === undefined || ms > MAX_OVERLAP_MS) {
@@ -38,7 +41,7 @@ const eventTypes = z
   .min(1)
   .nullable()
   .describe('the event types it receives; null or absent: every type');
-const endpointUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+const endpointUrl = httpUrl;
 
 export const createEndpointRequest = z.strictObject({ url: endpointUrl, event_types: eventTypes.optional() });
 export const updateEndpointRequest = z.strictObject({

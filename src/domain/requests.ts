@@ -49,7 +49,8 @@ const URL_PATTERN = new RegExp(
     '|(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d))' +
     "(?::(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3}))?(?:[/?#][A-Za-z0-9\\-._~:/?#[\\]@!$&'()*+,;=%]*)?$",
 );
-const httpUrl = z
+/** An http(s) URL, as the document can say it and the WHATWG parser checks it. */
+export const httpUrl = z
   .string()
   .max(2048)
   .regex(URL_PATTERN, 'must be an http(s) URL')

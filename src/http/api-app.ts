@@ -100,8 +100,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logger: deps.logger,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: false,
-    // Room for every documented path parameter once percent-encoded (a 200-character id of 3-byte characters).
-    routerOptions: { maxParamLength: 2048 },
     ...requestLoggingOptions,
     ...protocolOptions,
   });

@@ -10,15 +10,15 @@ import type { RouteSpec } from './route-spec';
 /** The longest URL answered, path and query: a longer one is a 414 (`uri_too_long`). */
 export const MAX_URL_LENGTH = 8 * 1024;
 
-/** The longest path parameter, as sent (percent-encoded): every id fits (200 characters), three times over. */
-export const MAX_PARAM_LENGTH = 640;
+/** The longest path parameter, as sent (percent-encoded): a 200-character id of 3-byte characters fits. */
+export const MAX_PARAM_LENGTH = 2048;
 
 /**
  * Fastify's options for its own refusals before any route (a path parameter too long, a URL it cannot decode): in
  * the envelope, with the request id, as every other answer (no hook runs on these).
  */
-export const protocolOptions: Pick<FastifyServerOptions, 'maxParamLength' | 'frameworkErrors'> = {
-  maxParamLength: MAX_PARAM_LENGTH,
+export const protocolOptions: Pick<FastifyServerOptions, 'routerOptions' | 'frameworkErrors'> = {
+  routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   frameworkErrors: (err, request, reply) => {
     logIncoming(request);
     void reply.header('x-request-id', request.id);
