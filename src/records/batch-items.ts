@@ -45,11 +45,7 @@ export async function readBatchItems(
   fromPosition: number,
   limit: number,
 ): Promise<BatchItem[]> {
-  const { rows } = await db.query<{ item: BatchItem }>(
-    `SELECT item FROM batch_items WHERE batch_id = $1 AND position >= $2 ORDER BY position LIMIT $3`,
-    [batchId, fromPosition, limit],
-  );
-  return rows.map((row) => row.item);
+  return await readColumn<BatchItem>(db, 'item', batchId, fromPosition, limit);
 }
 
 /** Up to `limit` references of a batch's items from `fromPosition` on, in upload order. */
@@ -59,9 +55,19 @@ export async function readBatchReferences(
   fromPosition: number,
   limit: number,
 ): Promise<string[]> {
-  const { rows } = await db.query<{ reference: string }>(
-    `SELECT reference FROM batch_items WHERE batch_id = $1 AND position >= $2 ORDER BY position LIMIT $3`,
+  return await readColumn<string>(db, 'reference', batchId, fromPosition, limit);
+}
+
+async function readColumn<T>(
+  db: Database,
+  column: 'item' | 'reference',
+  batchId: string,
+  fromPosition: number,
+  limit: number,
+): Promise<T[]> {
+  const { rows } = await db.query<Record<typeof column, T>>(
+    `SELECT ${column} FROM batch_items WHERE batch_id = $1 AND position >= $2 ORDER BY position LIMIT $3`,
     [batchId, fromPosition, limit],
   );
-  return rows.map((row) => row.reference);
+  return rows.map((row) => row[column]);
 }

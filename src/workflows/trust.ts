@@ -116,15 +116,11 @@ export function newActivityId(kind: ResultKind): string {
 
 /** Why a worker's signed result is no answer to this run's activity `activityId`; undefined when it is. */
 export function resultRefusal(result: unknown, kind: ResultKind, activityId: string): string | undefined {
-  return (
-    messageRefusal(result, kind, here()) ??
-    ((result as Signed<unknown>).runId !== workflowInfo().runId
-      ? `it was signed for run ${(result as Signed<unknown>).runId}`
-      : undefined) ??
-    ((result as Signed<unknown>).activityId !== activityId
-      ? `it was signed for activity ${(result as Signed<unknown>).activityId}`
-      : undefined)
-  );
+  const refusal = messageRefusal(result, kind, here());
+  if (refusal) return refusal;
+  const { runId, activityId: signedFor } = result as Signed<unknown>;
+  if (runId !== workflowInfo().runId) return `it was signed for run ${runId}`;
+  return signedFor === activityId ? undefined : `it was signed for activity ${signedFor}`;
 }
 
 /** Ends the workflow: its input did not come through the front door. Nothing was or will be sent upstream. */
