@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
@@ -50,6 +50,11 @@ const cardVault = createMemoryVault();
 let records: RecordDatabase;
 before(async () => (records = await recordDatabase()));
 after(async () => records?.close());
+/** Each case's payment starts unclaimed: most initiate PAYMENT_ID once. */
+const forgetClaims = async () => {
+  await records?.db.query('DELETE FROM initiation_claims');
+};
+beforeEach(forgetClaims);
 
 /** Activities over a vault of their own by default, claiming initiations in this file's record database. */
 function activitiesWith(provider: ProviderClient, vault: CardVault = createMemoryVault()): PaymentActivities {
@@ -111,6 +116,7 @@ describe('payment activities', () => {
       ['not_sent', FailureTypes.not_sent],
     ] as const;
     for (const [verdict, type] of cases) {
+      await forgetClaims();
       const provider = fakeProvider({
         initiate: () =>
           Promise.reject(new ProviderError('boom', { verdict, httpStatus: 400, providerMessage: 'Account closed' })),
@@ -131,6 +137,7 @@ describe('payment activities', () => {
       [400, 'rejected', 'E_ACCOUNT_CLOSED'],
     ] as const;
     for (const [httpStatus, verdict, code] of cases) {
+      await forgetClaims();
       const provider = fakeProvider({
         initiate: () =>
           Promise.reject(
@@ -225,11 +232,14 @@ describe('payment activities', () => {
     assert.deepEqual(answer.body, ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
-    // The same payment initiated again (a Reset's new run): refused before the vault, as an unknown outcome.
-    const again = await failureOf(initiate(activities, card, PAYMENT_ID, 'run-2'));
-    assert.equal(again.type, FailureTypes.unknown);
-    assert.equal(again.nonRetryable, true);
-    assert.match(again.message, /already initiated it: not sent again/);
+    // The same payment initiated again, by a Reset's new run or by the same run's workflow task tried again after a
+    // worker died mid-call: refused before the vault, as an unknown outcome.
+    for (const runId of ['run-2', 'run-1']) {
+      const again = await failureOf(initiate(activities, card, PAYMENT_ID, runId));
+      assert.equal(again.type, FailureTypes.unknown);
+      assert.equal(again.nonRetryable, true);
+      assert.match(again.message, /already claimed it: not sent again/);
+    }
     assert.equal(sent.length, 1, 'never sent twice');
 
     // Card data gone before a first initiation: a definite failure, nothing sent.

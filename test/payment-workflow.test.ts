@@ -65,10 +65,10 @@ const scope = (): SigningOptions => ({
   ttlMs: 1000 * 365 * 24 * 60 * MINUTE,
 });
 
-/** A fake activity's result, signed as a worker signs it for the activity that asked. */
+/** A fake activity's result, signed as a worker signs it for the activity that asked (`resultId`: a local one). */
 // Signed at the test server's time, which the workflow compares the expiry with.
-const answer = async <T>(kind: ResultKind, body: T) =>
-  signedResult(KEYS, kind, body, new Date(await env.currentTimeMs()));
+const answer = async <T>(kind: ResultKind, body: T, resultId?: string) =>
+  signedResult(KEYS, kind, body, resultId, new Date(await env.currentTimeMs()));
 
 const callback = (id: string, fields: Partial<ProviderCallback>) =>
   signMessage(
@@ -106,15 +106,19 @@ describe('payment workflow (time-skipping)', () => {
   it('no callback: times out, reconciles for RECONCILE_FOR, goes to review, and an operator resolves it', async () => {
     const checks: StatusCheckInput[] = [];
     const activities: PaymentActivities = {
-      initiatePayment: () => answer('initiation-result', ack),
+      initiatePayment: (_order, id) => answer('initiation-result', ack, id),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return answer<StatusCheck>('status-result', {
-          state: 'pending',
-          transactionId: '42',
-          statusCode: '2',
-          message: 'pending',
-        });
+        return answer<StatusCheck>(
+          'status-result',
+          {
+            state: 'pending',
+            transactionId: '42',
+            statusCode: '2',
+            message: 'pending',
+          },
+          q.resultId,
+        );
       },
     };
     await withWorker(activities, async (taskQueue) => {
@@ -150,8 +154,8 @@ describe('payment workflow (time-skipping)', () => {
 
   it('a late genuine callback settles a payment in review', async () => {
     const activities: PaymentActivities = {
-      initiatePayment: () => answer('initiation-result', ack),
-      checkPaymentStatus: () => answer('status-result', null),
+      initiatePayment: (_order, id) => answer('initiation-result', ack, id),
+      checkPaymentStatus: (q) => answer('status-result', null, q.resultId),
     };
     await withWorker(activities, async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -180,13 +184,17 @@ describe('payment workflow (time-skipping)', () => {
           ApplicationFailure.create({ type: FailureTypes.unknown, message: 'socket reset', nonRetryable: true }),
         );
       },
-      checkPaymentStatus: () =>
-        answer<StatusCheck>('status-result', {
-          state: 'succeeded',
-          transactionId: '77',
-          statusCode: '1',
-          message: 'paid',
-        }),
+      checkPaymentStatus: (q) =>
+        answer<StatusCheck>(
+          'status-result',
+          {
+            state: 'succeeded',
+            transactionId: '77',
+            statusCode: '1',
+            message: 'paid',
+          },
+          q.resultId,
+        ),
     };
     await withWorker(activities, async (taskQueue) => {
       const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -204,15 +212,19 @@ describe('payment workflow (time-skipping)', () => {
     const checks: StatusCheckInput[] = [];
     let providerSays: StatusCheck['state'] = 'pending';
     const activities: PaymentActivities = {
-      initiatePayment: () => answer('initiation-result', ack),
+      initiatePayment: (_order, id) => answer('initiation-result', ack, id),
       checkPaymentStatus: (q) => {
         checks.push(q);
-        return answer<StatusCheck>('status-result', {
-          state: providerSays,
-          transactionId: '42',
-          statusCode: null,
-          message: null,
-        });
+        return answer<StatusCheck>(
+          'status-result',
+          {
+            state: providerSays,
+            transactionId: '42',
+            statusCode: null,
+            message: null,
+          },
+          q.resultId,
+        );
       },
     };
     await withWorker(activities, async (taskQueue) => {
@@ -262,8 +274,8 @@ describe('payment workflow (time-skipping)', () => {
     ];
     let asked = 0;
     const activities: PaymentActivities = {
-      initiatePayment: () => answer('initiation-result', ack),
-      checkPaymentStatus: () => answer('status-result', answers[asked++ % answers.length] ?? null),
+      initiatePayment: (_order, id) => answer('initiation-result', ack, id),
+      checkPaymentStatus: (q) => answer('status-result', answers[asked++ % answers.length] ?? null, q.resultId),
     };
     await withWorker(activities, async (taskQueue) => {
       const id = 'ts-mismatch';
@@ -286,11 +298,11 @@ describe('payment workflow (time-skipping)', () => {
   it('a start message that is not signed for this workflow fails it before initiation', async () => {
     let initiations = 0;
     const activities: PaymentActivities = {
-      initiatePayment: () => {
+      initiatePayment: (_order, id) => {
         initiations++;
-        return answer('initiation-result', ack);
+        return answer('initiation-result', ack, id);
       },
-      checkPaymentStatus: () => answer('status-result', null),
+      checkPaymentStatus: (q) => answer('status-result', null, q.resultId),
     };
     await withWorker(activities, async (taskQueue) => {
       const copied = await input('ts-original');

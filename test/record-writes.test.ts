@@ -180,13 +180,25 @@ describe('record writes', () => {
     );
   });
 
-  it('an initiation is claimed once: the same run may claim it again, another run never', async () => {
+  it('an initiation is claimed once: the same execution may claim it again, another execution or run never', async () => {
     const paymentId = `payment-acme-${uniqueReference('claim')}`;
-    assert.equal(await claimInitiation(records.db, paymentId, 'run-1'), true, 'the first claim');
-    assert.equal(await claimInitiation(records.db, paymentId, 'run-1'), true, 'a retried claim of the same run');
-    assert.equal(await claimInitiation(records.db, paymentId, 'run-2'), false, "another run (a Reset's)");
+    const first = { runId: 'run-1', execution: 'e-1' };
+    assert.equal(await claimInitiation(records.db, paymentId, first), true, 'the first claim');
+    assert.equal(await claimInitiation(records.db, paymentId, first), true, 'a retried claim of the same execution');
+    assert.equal(
+      await claimInitiation(records.db, paymentId, { runId: 'run-1', execution: 'e-2' }),
+      false,
+      'another execution of the same run (its workflow task tried again after a worker died)',
+    );
+    assert.equal(
+      await claimInitiation(records.db, paymentId, { runId: 'run-2', execution: 'e-1' }),
+      false,
+      "another run (a Reset's)",
+    );
     const racing = `payment-acme-${uniqueReference('race')}`;
-    const answers = await Promise.all(['a', 'b', 'c', 'd'].map((run) => claimInitiation(records.db, racing, run)));
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((run) => claimInitiation(records.db, racing, { runId: run, execution: run })),
+    );
     assert.equal(answers.filter(Boolean).length, 1, `one of four racing runs holds the claim (${answers.join(', ')})`);
   });
 });

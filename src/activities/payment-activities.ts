@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallbackTokens } from '../crypto/callback-tokens';
@@ -51,6 +52,8 @@ export interface PaymentActivityDeps {
 
 export interface StatusCheckInput {
   paymentId: string;
+  /** The id the workflow binds the answer to when it asks by local activity (signedResult). */
+  resultId?: string;
   type: PaymentType;
   transactionId: string | null;
   /** The transaction this payment already holds (bound when it was acknowledged): an answer about it binds nothing. */
@@ -67,17 +70,18 @@ export function createPaymentActivities({
   vaultWaitMs = VAULT_WAIT_MS,
 }: PaymentActivityDeps) {
   /** The initiation itself: a verdict it throws is signed by initiatePayment. */
-  async function initiate(order: PaymentMessage): Promise<Signed<ProviderAck>> {
+  async function initiate(order: PaymentMessage, resultId: string | undefined): Promise<Signed<ProviderAck>> {
     const { paymentId, request: stored } = trustedOrder(order, signingKeys);
-    // The heartbeats tell Temporal this worker is alive: should it die mid-call, the workflow knows in seconds.
     const context = Context.current();
-    const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    const heartbeats = heartbeating(context);
     let ack: ProviderAck;
     try {
       const giveUpAt = Date.now() + vaultWaitMs;
-      // Always there: trustedOrder refused any message outside its own workflow.
-      const runId = context.info.workflowExecution?.runId ?? '';
-      await claimTheInitiation(() => claimInitiation(database, paymentId, runId), giveUpAt);
+      // Always there: trustedOrder refused any message outside its own workflow. A local activity runs again when
+      // its workflow task is tried again (a worker died mid-call): each execution claims as itself, so a second
+      // one finds the first's claim and never sends.
+      const claimant = { runId: context.info.workflowExecution?.runId ?? '', execution: randomUUID() };
+      await claimTheInitiation(() => claimInitiation(database, paymentId, claimant), giveUpAt);
       const vault = patientVault(cardVault, giveUpAt);
       const request = await attachCard(stored, vault).catch(() => {
         throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
@@ -100,7 +104,7 @@ export function createPaymentActivities({
       throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
     }
     if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
-    return signedResult(signingKeys, 'initiation-result', ack);
+    return signedResult(signingKeys, 'initiation-result', ack, resultId);
   }
 
   return {
@@ -109,19 +113,18 @@ export function createPaymentActivities({
      * Only a start message the server signed for this very workflow moves money. A card payment's data leaves the
      * vault here, for good: the CVV is never kept past this first use.
      */
-    async initiatePayment(order: PaymentMessage): Promise<Signed<ProviderAck>> {
+    async initiatePayment(order: PaymentMessage, resultId?: string): Promise<Signed<ProviderAck>> {
       try {
-        return await initiate(order);
+        return await initiate(order, resultId);
       } catch (err) {
-        throw signedVerdict(signingKeys, err);
+        throw signedVerdict(signingKeys, err, resultId);
       }
     },
 
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
     async checkPaymentStatus(input: StatusCheckInput): Promise<Signed<StatusCheck | null>> {
       const reference = providerReference(input.type, input.paymentId) ?? null;
-      const context = Context.current();
-      const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+      const heartbeats = heartbeating(Context.current());
       let check: StatusCheck | null;
       try {
         check = await provider.checkStatus({ transactionId: input.transactionId, reference });
@@ -138,9 +141,17 @@ export function createPaymentActivities({
       if (check?.transactionId && check.transactionId !== input.heldTransactionId) {
         await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
       }
-      return signedResult(signingKeys, 'status-result', check);
+      return signedResult(signingKeys, 'status-result', check, input.resultId);
     },
   };
+}
+
+/**
+ * Heartbeats that tell Temporal this worker is alive, so that a worker dying mid-call is known in seconds; a local
+ * activity sends none (its workflow task's time-out tells the same).
+ */
+function heartbeating(context: Context): NodeJS.Timeout | undefined {
+  return context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
 }
 
 /**
@@ -211,9 +222,10 @@ function patientVault(vault: CardVault, giveUpAt: number): CardVault {
 }
 
 /**
- * Claims the payment's one initiation in the system of record, for this run. Another run's claim (a Reset, a
- * terminate-and-restart) means it may have been sent: not sent again, the outcome is unknown and reconciliation settles
- * it. A claim whose answer was lost is found on the next try as this run's own. No claim at all: nothing was sent.
+ * Claims the payment's one initiation in the system of record, for this execution of this run. Another's claim (a
+ * Reset, a terminate-and-restart, a workflow task tried again after a worker died mid-call) means it may have been
+ * sent: not sent again, the outcome is unknown and reconciliation settles it. A claim whose answer was lost is found on
+ * the next try as this execution's own. No claim at all: nothing was sent.
  */
 async function claimTheInitiation(claim: () => Promise<boolean>, giveUpAt: number): Promise<void> {
   let claimed: boolean;
@@ -228,7 +240,8 @@ async function claimTheInitiation(claim: () => Promise<boolean>, giveUpAt: numbe
   }
   if (!claimed) {
     throw verdictFailure('unknown', {
-      message: 'an earlier run of this payment (a Reset?) already initiated it: not sent again',
+      message:
+        'an earlier run or try of this initiation (a Reset, a worker that died mid-call) already claimed it: not sent again',
     });
   }
 }
@@ -263,7 +276,7 @@ const SETTLING_VERDICTS = new Map<string, InitiationVerdict['verdict']>([
  * that a forged `rejected` or `not_sent` answer to the task fails no payment; other failures pass as they are (the
  * workflow reads them as an unknown outcome, which only the provider's answer settles).
  */
-function signedVerdict(keys: Keyring, err: unknown): unknown {
+function signedVerdict(keys: Keyring, err: unknown, resultId: string | undefined): unknown {
   const verdict = err instanceof ApplicationFailure && err.type ? SETTLING_VERDICTS.get(err.type) : undefined;
   if (!verdict || !(err instanceof ApplicationFailure)) return err;
   const failure = (err.details?.[0] as Failure | undefined) ?? null;
@@ -271,7 +284,7 @@ function signedVerdict(keys: Keyring, err: unknown): unknown {
     type: err.type ?? undefined,
     message: err.message,
     nonRetryable: true,
-    details: [signedResult(keys, 'initiation-verdict', { verdict, failure })],
+    details: [signedResult(keys, 'initiation-verdict', { verdict, failure }, resultId)],
   });
 }
 

@@ -12,9 +12,17 @@ const RESULT_TTL_MS = 60 * 60_000;
 /**
  * The activity's result, signed by this worker (SIGNING_KEYS) for the very activity that asked: its workflow, run,
  * activity id and attempt, namespace and task queue. The workflow acts only on such a result (workflows/trust.ts).
+ * A local activity's id is a sequence number the workflow cannot name, so the workflow hands it one (`resultId`).
  */
-export function signedResult<T>(keys: Keyring, kind: ResultKind, body: T, now = new Date()): Signed<T> {
-  const { workflowExecution, workflowNamespace, taskQueue, activityId, attempt } = Context.current().info;
+export function signedResult<T>(
+  keys: Keyring,
+  kind: ResultKind,
+  body: T,
+  resultId?: string,
+  now = new Date(),
+): Signed<T> {
+  const { workflowExecution, workflowNamespace, taskQueue, activityId: taskId, attempt } = Context.current().info;
+  const activityId = resultId ?? taskId;
   return signMessage(keys, kind, workflowExecution?.workflowId ?? '', body, {
     namespace: workflowNamespace ?? '',
     taskQueue,

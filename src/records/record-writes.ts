@@ -82,11 +82,12 @@ export interface SeenVersion {
 // statement's snapshot does not see its own insert, so never both).
 const CLAIM_INITIATION = `
 WITH inserted AS (
-  INSERT INTO initiation_claims (payment_id, run_id) VALUES ($1, $2) ON CONFLICT (payment_id) DO NOTHING RETURNING run_id
+  INSERT INTO initiation_claims (payment_id, run_id, execution) VALUES ($1, $2, $3)
+  ON CONFLICT (payment_id) DO NOTHING RETURNING run_id, execution
 )
-SELECT run_id FROM inserted
+SELECT run_id, execution FROM inserted
 UNION ALL
-SELECT run_id FROM initiation_claims WHERE payment_id = $1`;
+SELECT run_id, execution FROM initiation_claims WHERE payment_id = $1`;
 
 /**
  * Records a payment as its workflow last saw it, unless the record already holds this change or a later one, and
@@ -192,13 +193,29 @@ export async function repairBatchRecord(
   return rowCount === 1;
 }
 
+/** Who claims an initiation: a workflow run, and the one execution of its initiation activity that sends it. */
+export interface InitiationClaimant {
+  runId: string;
+  execution: string;
+}
+
 /**
- * Takes a payment's one initiation claim for a workflow run: true when this run holds it (just taken, or taken by an
- * earlier try of this same run), false when another run took it (that one may have sent the initiation).
+ * Takes a payment's one initiation claim for one execution of a run's initiation: true when it holds it (just taken,
+ * or taken by an earlier try of this same execution whose answer was lost), false when another run or another
+ * execution took it (that one may have sent the initiation).
  */
-export async function claimInitiation(db: Queryable, paymentId: string, runId: string): Promise<boolean> {
-  const { rows } = await db.query<{ run_id: string }>(CLAIM_INITIATION, [paymentId, runId]);
-  return rows[0]?.run_id === runId;
+export async function claimInitiation(
+  db: Queryable,
+  paymentId: string,
+  claimant: InitiationClaimant,
+): Promise<boolean> {
+  const { runId, execution } = claimant;
+  const { rows } = await db.query<{ run_id: string; execution: string }>(CLAIM_INITIATION, [
+    paymentId,
+    runId,
+    execution,
+  ]);
+  return rows[0]?.run_id === runId && rows[0].execution === execution;
 }
 
 const BIND_TRANSACTION = `

@@ -38,6 +38,8 @@ export class PaymentStatusEffects implements PaymentStatusListener {
   private reported: string | undefined;
   private readonly notices: PaymentNotices;
   private readonly records: RecordWriter<PaymentResource>;
+  private asking = 0;
+  private hold: () => boolean = () => false;
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
@@ -48,7 +50,27 @@ export class PaymentStatusEffects implements PaymentStatusListener {
       this.reports.push(reportToBatch(input.batchId, report));
     });
     this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
+    this.records.deferWhile(() => this.asking > 0 || this.hold());
     countStart(input.paymentId, input.request.type);
+  }
+
+  /**
+   * Runs the payment's own local activity (the initiation, a callback's confirmation) with its record's writes held
+   * until it answers: one local activity at a time, and the change is then recorded once, with the answer
+   * (record-writer.ts).
+   */
+  async whileAsking<T>(ask: () => Promise<T>): Promise<T> {
+    this.asking += 1;
+    try {
+      return await ask();
+    } finally {
+      this.asking -= 1;
+    }
+  }
+
+  /** Holds the record's writes while `predicate` is true too (a callback waiting for its confirmation). */
+  holdRecordsWhile(predicate: () => boolean): void {
+    this.hold = predicate;
   }
 
   /** The payment's status changed: record it, and tell Temporal's visibility, the metrics, its batch and its merchant. */

@@ -4,6 +4,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   setWorkflowOptions,
   sleep,
@@ -22,21 +23,29 @@ import { workflowTime } from './time';
 import { handlerRefusal, newActivityId, trustedPaymentInput, trustedResult } from './trust';
 import { versioned } from './versioning';
 
-// Initiation moves money: Temporal must never resend it. A worker crash mid-call surfaces as a missed heartbeat
-// within seconds, which the workflow treats as an unknown outcome; retries of requests that never left happen inside
-// the client, whose own time-outs the worker checks against this bound (INITIATION_TIMEOUT_MS).
-const { initiatePayment } = proxyActivities<PaymentActivities>({
+// Initiation moves money: it never runs twice. A local activity, it runs inside the workflow task that starts the
+// payment, whose acknowledgement is recorded and answered in that same task (no activity task, no second workflow
+// task). A worker that dies mid-call has that task tried again, and the initiation with it: the initiation claim,
+// taken per execution, makes the second try an unknown outcome that reconciliation settles (never a second send).
+// Retries of requests that never left happen inside the client, whose own time-outs the worker checks against this
+// bound (INITIATION_TIMEOUT_MS).
+const { initiatePayment } = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: INITIATION_TIMEOUT_MS,
-  heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 });
 
-// Status queries only read, so Temporal may retry them; they heartbeat, so a worker that dies mid-check costs
-// seconds, not the 30 s time-out.
+// Status queries only read, so they may be retried. A callback's confirmation runs in the callback's own workflow
+// task (a local activity); reconciliation's checks, minutes apart, are activities that heartbeat, so a worker that
+// dies mid-check costs seconds, not the 30 s time-out.
+const STATUS_QUERY_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 };
+const { checkPaymentStatus: confirmWithStatusQuery } = proxyLocalActivities<PaymentActivities>({
+  startToCloseTimeout: '30s',
+  retry: STATUS_QUERY_RETRY,
+});
 const { checkPaymentStatus } = proxyActivities<PaymentActivities>({
   startToCloseTimeout: '30s',
   heartbeatTimeout: PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+  retry: STATUS_QUERY_RETRY,
 });
 
 const MAX_RECONCILE_INTERVAL_MS = 10 * 60_000;
@@ -56,6 +65,8 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   const input = trustedPaymentInput(message);
   const effects = new PaymentStatusEffects(input);
   const state = new PaymentState(input, effects);
+  // A callback that waits for the status query is recorded with its answer, in the same workflow task.
+  effects.holdRecordsWhile(() => state.awaitingConfirmation);
   // Callbacks and resolutions act once each: a copy sent again is refused by its nonce.
   const nonces = new SeenNonces();
 
@@ -100,7 +111,9 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
 
   // A bank credit above its merchant's threshold waits for an operator first; rejected or expired, nothing is sent.
-  if (await approvedForSending(state, input, nonces, effects)) await initiate(state, message, input);
+  if (await approvedForSending(state, input, nonces, effects)) {
+    await effects.whileAsking(() => initiate(state, message, input));
+  }
   // A card payment's redirect arrives with the acknowledgement, after the status became pending.
   effects.paymentChanged(state);
   await CancellationScope.nonCancellable(async () => {
@@ -126,10 +139,7 @@ async function initiate(state: PaymentState, message: PaymentMessage, input: Pay
     // outcome is unknown, and reconciliation asks the provider (activityFailure reads it as such).
     const ack = await trustedResult(
       'initiation-result',
-      (id) =>
-        initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type], activityId: id }, [
-          message,
-        ]),
+      (id) => initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message, id]),
       activityId,
     );
     state.initiated(ack, workflowTime());
@@ -153,7 +163,7 @@ async function initiate(state: PaymentState, message: PaymentMessage, input: Pay
 async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: PaymentStatusEffects): Promise<void> {
   const { callbackTimeoutMs } = input.timing;
   const callbackWait = `wait for callback (${formatDuration(callbackTimeoutMs)})`;
-  if (!(await waitForOutcome(state, input, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
+  if (!(await waitForOutcome(state, input, effects, workflowTime().getTime() + callbackTimeoutMs, callbackWait))) {
     state.timedOut(callbackTimeoutMs, workflowTime());
     await reconcile(state, input, effects);
     effects.reconciliationEnded(state);
@@ -161,7 +171,7 @@ async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: P
   if (state.neverReachedProvider) state.notSent(workflowTime());
   if (!state.terminal) {
     state.needsReview('reconciliation could not settle the payment', workflowTime());
-    await waitForOutcome(state, input, undefined, 'wait for an operator');
+    await waitForOutcome(state, input, effects, undefined, 'wait for an operator');
   }
 }
 
@@ -172,6 +182,7 @@ async function awaitOutcome(state: PaymentState, input: PaymentInput, effects: P
 async function waitForOutcome(
   state: PaymentState,
   input: PaymentInput,
+  effects: PaymentStatusEffects,
   deadline: number | undefined,
   summary: string,
 ): Promise<boolean> {
@@ -179,7 +190,7 @@ async function waitForOutcome(
     if (state.terminal) return true;
     const callback = state.awaitingConfirmation ? state.nextUnconfirmed() : undefined;
     if (callback) {
-      await confirm(state, input, callback);
+      await effects.whileAsking(() => confirm(state, input, callback));
       continue;
     }
     const woken = () => state.terminal || state.awaitingConfirmation;
@@ -196,10 +207,11 @@ async function waitForOutcome(
 async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
   try {
-    const check = await trustedResult('status-result', (activityId) =>
-      checkPaymentStatus.executeWithOptions({ summary: 'confirm callback', activityId }, [
+    const check = await trustedResult('status-result', (resultId) =>
+      confirmWithStatusQuery.executeWithOptions({ summary: 'confirm callback' }, [
         {
           paymentId: input.paymentId,
+          resultId,
           type: input.request.type,
           transactionId,
           heldTransactionId: state.resource.provider.transaction_id,
@@ -229,7 +241,13 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
       );
       if (check === null) {
         // No status query fits this payment: only a callback can still settle it.
-        await waitForOutcome(state, input, Math.max(deadline, workflowTime().getTime() + 1), 'wait for callback');
+        await waitForOutcome(
+          state,
+          input,
+          effects,
+          Math.max(deadline, workflowTime().getTime() + 1),
+          'wait for callback',
+        );
         return;
       }
       state.statusChecked(attempt, check, workflowTime());
@@ -242,7 +260,7 @@ async function reconcile(state: PaymentState, input: PaymentInput, effects: Paym
     const wait = Math.min(interval, remaining);
     const summary = `wait ${formatDuration(wait)} before status check ${attempt + 1}`;
     // Callbacks that come meanwhile are confirmed as they come.
-    await waitForOutcome(state, input, workflowTime().getTime() + wait, summary);
+    await waitForOutcome(state, input, effects, workflowTime().getTime() + wait, summary);
     interval = Math.min(interval * 2, MAX_RECONCILE_INTERVAL_MS);
   }
 }

@@ -43,6 +43,7 @@ export class RecordWriter<T> implements EventOutbox {
   private dirty = false;
   private events: NotificationEvent[] = [];
   private writing: Promise<void> | undefined;
+  private deferred: () => boolean = () => false;
 
   /** `startRevision`: the revisions an earlier run (continued as new) already wrote. */
   constructor(
@@ -75,6 +76,14 @@ export class RecordWriter<T> implements EventOutbox {
     return this.revision;
   }
 
+  /**
+   * Holds writes while `predicate` is true: the workflow's own local activity is under way (one local activity at a
+   * time, see above), and the write that waits for it is then made once, with its answer.
+   */
+  deferWhile(predicate: () => boolean): void {
+    this.deferred = predicate;
+  }
+
   /** Queues a notification event: it is written with the record's next write (the record as it stands then). */
   queue(event: NotificationEvent): void {
     this.events.push(event);
@@ -99,7 +108,9 @@ export class RecordWriter<T> implements EventOutbox {
   private async writeQueued(): Promise<void> {
     // Changes made in the same step (an event, then its new status) are written once, as they stand at its end.
     await Promise.resolve();
-    while (this.current && (this.dirty || this.events.length > 0)) {
+    for (;;) {
+      await condition(() => !this.deferred());
+      if (!this.current || (!this.dirty && this.events.length === 0)) break;
       const next: Write<T> = { ...this.current, events: this.events };
       this.dirty = false;
       this.events = [];
