@@ -43,7 +43,6 @@ export function timingFor(config: ServerConfig): (type: PaymentType) => PaymentT
     callbackTimeoutMs: callbackTimeout[type],
     reconcileForMs: config.RECONCILE_FOR,
     reconcileIntervalMs: config.RECONCILE_INTERVAL,
-    lateCallbackWindowMs: config.LATE_CALLBACK_WINDOW,
   });
 }
 
@@ -80,6 +79,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       approvalWindowMs: config.APPROVAL_WINDOW,
     },
     actions: records,
+    lateCallbacks: { records, windowMs: config.LATE_CALLBACK_WINDOW },
   });
   const batches = new Batches(client, {
     signingKeys: config.SIGNING_KEYS,

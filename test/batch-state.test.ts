@@ -12,7 +12,7 @@ const input: BatchInput = {
   totalMinor: 50_000,
   pageSize: 500,
   concurrency: 2,
-  timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+  timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
   itemCheckMs: 60_000,
   maxRunEvents: 2000,
 };

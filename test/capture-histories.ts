@@ -247,18 +247,16 @@ async function cancelledBatch(stack: Stack, tag: string): Promise<Capture[]> {
   ];
 }
 
-/** Payments still open at capture: awaiting a callback, reconciling, in review, recording late callbacks. */
+/** Payments still open at capture: awaiting a callback, reconciling, in review. */
 async function runningPayments(short: Stack, long: Stack, tag: string): Promise<Capture[]> {
   const base = `${tag}.running`;
   const waiting = await createPayment(long, 'mobile_money_debit', '33', `${base}.mobile_money_debit.awaiting-callback`);
   const reconciling = await createPayment(long, 'card_payment', '33', `${base}.card_payment.reconciling`);
-  const lateWindow = await createPayment(long, 'mobile_money_debit', '66', `${base}.mobile_money_debit.late-window`);
   const review = await createPayment(short, 'bank_credit', '33', `${base}.bank_credit.needs-review`);
   await long.waitForStatus(waiting, ['pending'], SETTLE_MS);
   await waitForEvents(long, reconciling, ['status_checked']);
-  await waitForEvents(long, lateWindow, ['callback_duplicate']);
   await short.waitForStatus(review, ['needs_review'], SETTLE_MS);
-  return [waiting, reconciling, lateWindow, review].map((workflowId) => ({ workflowId, finished: false }));
+  return [waiting, reconciling, review].map((workflowId) => ({ workflowId, finished: false }));
 }
 
 /** A batch mid-way: two items in flight awaiting callbacks, the others not started, its page still open. */

@@ -131,7 +131,7 @@ describe('card vault', () => {
           merchantId: 'acme',
           request,
           createdAt: new Date().toISOString(),
-          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
         },
         { namespace: 'default', taskQueue: 'test' },
       );

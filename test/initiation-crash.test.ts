@@ -11,8 +11,8 @@ import { paymentRequest } from './support/request-builders';
 import { startStack } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
-// A worker killed in the middle of an initiation: the payment leaves `initiating` within seconds (the activity's
-// heartbeat stops), and what the provider never received fails on its own (`not_sent`) while what it did receive
+// A worker killed in the middle of an initiation: the payment leaves `initiating` within seconds (its workflow task
+// times out, and the next worker's try of the initiation finds it claimed and sends nothing), and what the provider never received fails on its own (`not_sent`) while what it did receive
 // settles as the provider says, with one upstream transaction.
 
 let stack: Stack;
@@ -105,7 +105,8 @@ it('a worker killed mid-initiation is noticed in seconds; "never sent" fails by 
   process.stdout.write(
     `# crash noticed after ${noticedAfter.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(' and ')}\n`,
   );
-  for (const ms of noticedAfter) assert.ok(ms < 15_000, `noticed ${ms} ms after the kill (heartbeat time-out 10 s)`);
+  for (const ms of noticedAfter)
+    assert.ok(ms < 15_000, `noticed ${ms} ms after the kill (workflow task time-out 10 s)`);
 
   assert.equal(failed.status, 'failed', JSON.stringify(failed.events));
   assert.equal(failed.failure?.code, 'not_sent');

@@ -25,7 +25,7 @@ import type { RecordDatabase } from './support/record-database';
 const ack: ProviderAck = { transactionId: '1', statusCode: '2', message: 'pending', redirectUrl: null };
 const signingKeys = parseKeyring(`s1:${Buffer.alloc(32, 3).toString('base64')}`);
 const callbackTokens = testCallbackTokens('https://pay.example');
-const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 };
+const timing = { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 };
 const PAYMENT_ID = 'payment-acme-r1';
 /** Where MockActivityEnvironment's activities run. */
 const MOCK_SCOPE = { namespace: 'default', taskQueue: 'test' };

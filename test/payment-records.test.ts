@@ -127,7 +127,7 @@ describe('a payment whose workflow history Temporal has deleted', () => {
         merchantId: 'acme',
         request: body,
         createdAt,
-        timing: { callbackTimeoutMs: 0, reconcileForMs: 0, reconcileIntervalMs: 0, lateCallbackWindowMs: 0 },
+        timing: { callbackTimeoutMs: 0, reconcileForMs: 0, reconcileIntervalMs: 0 },
       });
       const key = {
         merchantId: 'acme',

@@ -21,7 +21,7 @@ function newState(type: 'mobile_money_debit' | 'card_payment' = 'mobile_money_de
     merchantId: 'acme',
     request: storedRequest(type, '00', 'r1'),
     createdAt: now.toISOString(),
-    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
   };
   return { state: new PaymentState(input, { statusChanged: (s) => statuses.push(s.status) }), statuses };
 }

@@ -49,7 +49,6 @@ async function input(id: string) {
       callbackTimeoutMs: 5 * MINUTE,
       reconcileForMs: 60 * MINUTE,
       reconcileIntervalMs: 30_000,
-      lateCallbackWindowMs: MINUTE,
     },
   };
   return signMessage(KEYS, 'payment', id, payment, { ...scope(), now: new Date(await env.currentTimeMs()) });

@@ -48,7 +48,7 @@ function revisionsOf(id: string, count: number): PaymentResource[] {
     merchantId: 'acme',
     request,
     createdAt: '2025-01-01T00:00:00.000Z',
-    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+    timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
   });
   return Array.from({ length: count }, (_, index) => ({
     ...base,
@@ -240,7 +240,7 @@ describe('an initiation while PostgreSQL is down', () => {
           merchantId: 'acme',
           request: storedRequest('bank_credit', '00', reference),
           createdAt: new Date().toISOString(),
-          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+          timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
         },
         { namespace: 'default', taskQueue: 'test' },
       );

@@ -245,7 +245,7 @@ function newPayment(model: PaymentModel, needsApproval: boolean): PaymentState {
     merchantId: 'acme',
     request: { ...storedRequest(needsApproval ? 'bank_credit' : 'mobile_money_debit', '00', 'model'), amount: AMOUNT },
     createdAt: new Date(Date.UTC(2026, 10, 23)).toISOString(),
-    timing: { callbackTimeoutMs: 1000, reconcileForMs: 1000, reconcileIntervalMs: 100, lateCallbackWindowMs: 0 },
+    timing: { callbackTimeoutMs: 1000, reconcileForMs: 1000, reconcileIntervalMs: 100 },
     ...(needsApproval ? { approvalsRequired: 1, approvalWindowMs: 60_000 } : {}),
   };
   return new PaymentState(input, { statusChanged: (state) => model.statuses.push(state.status) });
@@ -290,7 +290,7 @@ describe('state machines, model-based', () => {
       concurrency: 3,
       maxRunEvents: 10_000,
       itemCheckMs: 60_000,
-      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1, lateCallbackWindowMs: 0 },
+      timing: { callbackTimeoutMs: 1, reconcileForMs: 1, reconcileIntervalMs: 1 },
     };
     const action = fc.oneof(
       fc.record({ kind: fc.constant('start' as const) }),

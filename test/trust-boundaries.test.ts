@@ -278,22 +278,36 @@ describe('trust boundaries', () => {
     );
   });
 
-  it("a payment's callback URL expires when its workflow closes", async () => {
+  it('a callback after its payment closed is recorded on the record for LATE_CALLBACK_WINDOW, then its URL expires', async () => {
     const created = await stack.api('POST', '/v1/payments', paymentRequest('mobile_money_debit', '11'));
     const payment = await stack.waitForStatus(created.body.id, ['failed']);
     const callbackUrl = (await stack.upstreamTransactions(payment.id))[0]?.callback_url;
     assert.ok(callbackUrl);
+    // The workflow closes as soon as the payment has its outcome: no timer, no cached workflow for late callbacks.
     await eventually(async () => assert.equal((await inspect(payment.id)).running, false), {
       timeoutMs: 20_000,
-      what: 'the workflow closed after its late-callback window',
+      what: 'the workflow closed with its outcome',
     });
-    const late = await request(
-      `${callbackUrl}?status=1&amount=12.5&transaction_id=${payment.provider.transaction_id}`,
-      {
+    const lateSuccess = () =>
+      request(`${callbackUrl}?status=1&amount=12.5&transaction_id=${payment.provider.transaction_id}`, {
         method: 'POST',
-      },
+      });
+    const late = await lateSuccess();
+    assert.equal(late.statusCode, 200, await late.body.text());
+    const recorded = await stack.api<PaymentResource>('GET', `/v1/payments/${payment.id}`);
+    assert.equal(recorded.body.status, 'failed', 'the first outcome stands');
+    const types = recorded.body.events.map((e) => e.type);
+    assert.ok(types.includes('callback_contradicting'), types.join());
+    assert.ok(
+      recorded.body.events.some(
+        (e) => e.type === 'notification_queued' && /^payment\.late_callback /.test(e.message ?? ''),
+      ),
+      'the merchant hears of it',
     );
-    assert.equal(late.statusCode, 410);
-    assert.equal(((await late.body.json()) as { error: { code: string } }).error.code, 'callback_expired');
+    // The test stack's window is 5 s after the workflow closed.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    const expired = await lateSuccess();
+    assert.equal(expired.statusCode, 410);
+    assert.equal(((await expired.body.json()) as { error: { code: string } }).error.code, 'callback_expired');
   });
 });

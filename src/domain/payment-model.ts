@@ -118,7 +118,6 @@ export interface PaymentTiming {
   callbackTimeoutMs: number;
   reconcileForMs: number;
   reconcileIntervalMs: number;
-  lateCallbackWindowMs: number;
 }
 
 /** What the server signs for a payout batch item (kind `batch-item`); only its batch may start it. */

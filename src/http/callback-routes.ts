@@ -89,9 +89,12 @@ function callbackRoute(method: 'GET' | 'POST') {
         }
         const log = { paymentId, state: callback.state, statusCode: callback.statusCode };
         if (outcome === 'closed') {
-          // The token lived as long as the payment's late-callback window; past it, nothing more is recorded.
+          // Past LATE_CALLBACK_WINDOW after the payment's workflow closed (or closed without an outcome): not recorded.
           reasons.set(request, 'payment_closed');
-          request.log.warn(log, 'callback for a payment whose workflow has closed; its callback URL has expired');
+          request.log.warn(
+            log,
+            'callback for a payment closed longer than its late-callback window; its URL has expired',
+          );
           throw new ApiError(410, 'callback_expired', 'this payment no longer takes callbacks');
         }
         reasons.set(request, 'accepted');

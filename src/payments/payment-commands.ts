@@ -35,6 +35,7 @@ import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { CardVault } from '../vault/card-vault';
 import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
+import { recordLateCallback } from '../records/late-callback-records';
 import { insertNewPayment, takeKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
 import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
@@ -55,6 +56,11 @@ export interface PaymentCommandsOptions {
    * that, whatever TASK_QUEUE the CLI was given. Without it, `taskQueue`.
    */
   taskQueueOf?: (workflowId: string) => Promise<string | undefined>;
+  /**
+   * How long after a payment's workflow closed its callbacks are still recorded, on its record (LATE_CALLBACK_WINDOW),
+   * and where: the server's. Without it a closed payment takes no callback.
+   */
+  lateCallbacks?: { records: Database; windowMs: number };
 }
 
 export interface PaymentCreation {
@@ -279,7 +285,11 @@ export class PaymentCommands {
     return payment;
   }
 
-  /** Hands a provider callback to the payment's workflow, signed for it; `closed` once its workflow has ended. */
+  /**
+   * Hands a provider callback to the payment's workflow, signed for it. Once its workflow has closed (it does as soon as
+   * the payment is settled), the callback is recorded on the payment's record for LATE_CALLBACK_WINDOW; `closed`
+   * after that, or when the record has no outcome to add it to.
+   */
   async deliverCallback(paymentId: string, callback: ProviderCallback): Promise<'accepted' | 'closed' | 'unknown'> {
     const handle = this.client.workflow.getHandle(paymentId);
     const message = this.sign('callback', paymentId, callback);
@@ -292,7 +302,11 @@ export class PaymentCommands {
         if (e instanceof WorkflowNotFoundError) return undefined;
         throw e;
       });
-      return description ? 'closed' : 'unknown';
+      if (!description) return 'unknown';
+      const late = this.options.lateCallbacks;
+      const closedAt = description.closeTime?.getTime();
+      if (!late || closedAt === undefined || Date.now() - closedAt > late.windowMs) return 'closed';
+      return (await recordLateCallback(late.records, paymentId, callback)) ? 'accepted' : 'closed';
     }
   }
 }

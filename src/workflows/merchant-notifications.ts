@@ -1,9 +1,7 @@
 import { uuid4 } from '@temporalio/workflow';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
+import { MAX_NOTIFICATIONS_PER_SUBJECT } from '../domain/payment-events';
 import { workflowTime } from './time';
-
-/** At most this many events per payment or batch (late callbacks could otherwise grow its history without bound). */
-const MAX_EVENTS_PER_SUBJECT = 25;
 
 /** Where events go: the record writer, which queues them in the outbox with the record of the change they tell. */
 export interface EventOutbox {
@@ -24,7 +22,7 @@ export class Notifier {
 
   /** Queues an event about `object` (copied now: it shows it as it is at this change); undefined past the cap. */
   emit(type: NotificationType, object: NotificationEvent['data']['object']): NotificationEvent | undefined {
-    if (this.emitted >= MAX_EVENTS_PER_SUBJECT) return undefined;
+    if (this.emitted >= MAX_NOTIFICATIONS_PER_SUBJECT) return undefined;
     this.emitted += 1;
     const event: NotificationEvent = {
       id: `evt_${uuid4().replace(/-/g, '')}`,

@@ -1,4 +1,4 @@
-import { CALLBACK_EVENT_TYPES, isTerminal, newPaymentResource } from '../domain/payment-model';
+import { isTerminal, newPaymentResource } from '../domain/payment-model';
 import type {
   Failure,
   Outcome,
@@ -12,15 +12,11 @@ import type {
   StatusCheck,
 } from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
+import { MAX_EVENTS, addPaymentEvent, answerMismatch, callbackNote } from '../domain/payment-events';
 import { approvalOutcome, approvalRefusal } from '../domain/approval-rules';
 import type { Approval, ApprovalInput, ApprovalState } from '../domain/approval-rules';
 
-/** Distinct events of a kind a flood could repeat (callbacks, status checks) recorded at most; repeats are counted. */
-const MAX_REPEATABLE_EVENTS = 200;
-/** Settling, review and resolution events are always recorded; this only bounds a runaway history. */
-const MAX_EVENTS = 1000;
 const EARLY = 'came before the initiation answered; judged once it does';
-const REPEATABLE = new Set<PaymentEvent['type']>([...CALLBACK_EVENT_TYPES, 'status_checked']);
 
 /** What hears of every status change (the workflow's PaymentStatusEffects; a test's recorder). */
 export interface PaymentStatusListener {
@@ -40,8 +36,6 @@ export class PaymentState {
   private readonly early: ProviderCallback[] = [];
   /** Callbacks that wait for the status query to confirm them. */
   private readonly unconfirmed: ProviderCallback[] = [];
-  /** Each distinct repeatable event recorded, by what makes it distinct. */
-  private readonly repeated = new Map<string, PaymentEvent>();
   /** Whether the provider ever showed it knows the payment: an acknowledgement, a callback, a status it found. */
   private providerKnowsIt = false;
   /** Status checks the provider answered with "no such transaction". */
@@ -144,29 +138,12 @@ export class PaymentState {
    */
   callback(callback: ProviderCallback, now: Date): void {
     this.providerKnowsIt = true;
+    const note = callbackNote(this.resource, callback);
+    if (note) {
+      this.record(now, note);
+      return;
+    }
     const details = { status_code: callback.statusCode ?? undefined, message: callback.message ?? undefined };
-    if (callback.state === 'unknown') {
-      this.record(now, { type: 'callback_unrecognized', ...details });
-      return;
-    }
-    const mismatch = this.mismatch(callback);
-    if (mismatch) {
-      this.record(now, { type: 'callback_rejected', outcome: callback.state, ...details, message: mismatch });
-      return;
-    }
-    if (callback.state === 'pending') {
-      this.record(now, { type: 'callback_received', outcome: 'pending', ...details });
-      return;
-    }
-    if (this.terminal) {
-      const same = callback.state === this.status;
-      this.record(now, {
-        type: same ? 'callback_duplicate' : 'callback_contradicting',
-        outcome: callback.state,
-        ...details,
-      });
-      return;
-    }
     if (this.status === 'initiating' || this.status === 'awaiting_approval') {
       this.record(now, { type: 'callback_unconfirmed', outcome: callback.state, ...details, message: EARLY });
       this.early.push(callback);
@@ -272,7 +249,9 @@ export class PaymentState {
     }
     // A status answer settles only the acknowledged transaction, for the payment's amount.
     const mismatch =
-      check.state === 'not_found' ? undefined : this.answerMismatch(check.transactionId, check.amount ?? null);
+      check.state === 'not_found'
+        ? undefined
+        : answerMismatch(this.resource, check.transactionId, check.amount ?? null);
     if (mismatch) {
       this.record(now, { type: 'status_checked', outcome: check.state, message: `check ${attempt}: ${mismatch}` });
       return;
@@ -360,23 +339,7 @@ export class PaymentState {
 
   /** Why a callback cannot be this payment's at all: another amount, or another transaction than acknowledged. */
   private mismatch(callback: ProviderCallback): string | undefined {
-    return this.answerMismatch(callback.transactionId, callback.amount);
-  }
-
-  /** Why a callback's or status answer's transaction and amount are not this payment's, or undefined. */
-  private answerMismatch(transactionId: string | null, amount: number | null): string | undefined {
-    const wrongAmount = this.amountMismatch(amount);
-    if (wrongAmount) return wrongAmount;
-    const known = this.resource.provider.transaction_id;
-    if (known !== null && transactionId !== null && transactionId !== known) {
-      return `transaction ${transactionId} is not the acknowledged ${known}; ignored`;
-    }
-    return undefined;
-  }
-
-  private amountMismatch(amount: number | null): string | undefined {
-    if (amount === null || toMinorUnits(amount) === toMinorUnits(this.resource.amount)) return undefined;
-    return `amount ${amount} does not match the payment's ${this.resource.amount}; ignored`;
+    return answerMismatch(this.resource, callback.transactionId, callback.amount);
   }
 
   /** What the status query is asked to confirm about a callback that would settle the payment. */
@@ -441,25 +404,6 @@ export class PaymentState {
   }
 
   private addEvent(now: Date, event: Omit<PaymentEvent, 'at'>): void {
-    const clean = Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)) as Omit<
-      PaymentEvent,
-      'at'
-    >;
-    this.resource.updated_at = now.toISOString();
-    if (REPEATABLE.has(clean.type)) {
-      // A flood of callbacks becomes one event per distinct callback, with a count: it cannot push real events out.
-      const key = [clean.type, clean.outcome, clean.status_code, clean.message].join('|');
-      const earlier = this.repeated.get(key);
-      if (earlier) {
-        earlier.count = (earlier.count ?? 1) + 1;
-        return;
-      }
-      if (this.repeated.size >= MAX_REPEATABLE_EVENTS) return;
-      const entry: PaymentEvent = { at: now.toISOString(), ...clean };
-      this.repeated.set(key, entry);
-      this.resource.events.push(entry);
-      return;
-    }
-    if (this.resource.events.length < MAX_EVENTS) this.resource.events.push({ at: now.toISOString(), ...clean });
+    addPaymentEvent(this.resource, event, now);
   }
 }

@@ -7,7 +7,6 @@ import {
   proxyLocalActivities,
   setHandler,
   setWorkflowOptions,
-  sleep,
 } from '@temporalio/workflow';
 import type { PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
@@ -118,9 +117,8 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   effects.paymentChanged(state);
   await CancellationScope.nonCancellable(async () => {
     await awaitOutcome(state, input, effects);
-    // The first outcome is final, but a provider may still call back; stay a while to record what it says.
-    const { lateCallbackWindowMs } = input.timing;
-    if (lateCallbackWindowMs > 0) await sleep(lateCallbackWindowMs, { summary: 'record late callbacks' });
+    // The first outcome is final. A provider that calls back later finds the workflow closed: the server records what
+    // it says on the payment's record (LATE_CALLBACK_WINDOW), so no payment holds a worker's cache or a timer for it.
     await effects.finished(state);
     closed = true;
   });
