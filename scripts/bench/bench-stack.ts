@@ -62,9 +62,7 @@ export async function startStack(
   // A part that dies mid-run would leave payments waiting forever: the run is broken, so it ends.
   const broken = (what: string) => {
     log(`BROKEN: ${what}; stopping`);
-    void (built?.stop() ?? Promise.resolve())
-      .then(() => cluster?.stop())
-      .finally(() => process.exit(1));
+    void (built?.stop() ?? Promise.resolve()).then(() => cluster?.stop()).finally(() => process.exit(1));
   };
   const cluster = settings.BENCH_CLUSTER === 'true' ? await startBenchCluster(broken) : undefined;
   const workerNodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
