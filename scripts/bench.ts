@@ -1,5 +1,6 @@
 // `npm run bench`: the payment stack against a minimal twin workflow on the same Temporal dev server, in one run:
-// rates, latencies, worker memory with payments waiting, and a payout batch (docs/performance.md).
+// rates, latencies, worker memory with payments waiting, and a payout batch (docs/performance.md). With `--cluster`
+// the same phases on a real cluster it starts itself, with `--workers N` payment workers.
 import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import {
@@ -16,8 +17,10 @@ import {
 import { printTable } from './bench/report';
 import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
-import { rssMb } from './bench/rss';
-import { startStack } from './bench/bench-stack';
+import { pollersLine, queuePollers, workerPollers } from './bench/pollers';
+import { maxRssMb } from './bench/rss';
+import { PAYMENT_TASK_QUEUE, startStack } from './bench/bench-stack';
+import type { BenchStack } from './bench/bench-stack';
 import { log, percentile } from './bench/stats';
 
 const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
@@ -31,9 +34,16 @@ async function main(): Promise<number> {
       .join(' ')}`,
   );
   log(`commit ${execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim()}`);
-  const stack = await startStack(settings.BENCH_CONCURRENCY);
-  const startRss = rssMb(stack.workerPid);
-  log(`worker RSS at start: ${startRss.toFixed(0)} MB`);
+  const stack = await startStack(settings);
+  const workers = stack.workerPids.length;
+  // With several workers a worker's RSS is the largest one's, and its CPU the sum of theirs.
+  const perWorker = workers > 1 ? ` (per worker, max of ${workers})` : '';
+  const startRss = maxRssMb(stack.workerPids);
+  await describeStack(stack).catch(async (err: unknown) => {
+    await stack.stop();
+    throw err;
+  });
+  log(`worker RSS at start${perWorker}: ${startRss.toFixed(0)} MB`);
   const stopAll = () => {
     void stack.stop().finally(() => process.exit(130));
   };
@@ -118,9 +128,9 @@ async function main(): Promise<number> {
         name: 'history events per payment (callback after ack) / twin',
         value: `${fixed(open.paymentEvents)} (+5 at close) / ${fixed(open.twinEvents)}`,
       },
-      { name: 'worker RSS at start', value: `${fixed(startRss)} MB` },
+      { name: `worker RSS at start${perWorker}`, value: `${fixed(startRss)} MB` },
       {
-        name: `worker RSS, ${waiting.count} waiting (peak)`,
+        name: `worker RSS, ${waiting.count} waiting (peak)${perWorker}`,
         value: `${fixed(waiting.peakMb)} MB`,
         target: '≤ 300 MB',
         met: waiting.peakMb <= 300,
@@ -136,7 +146,7 @@ async function main(): Promise<number> {
         met: batchRate / creditRate >= 0.8,
       },
       {
-        name: 'batch: peak worker RSS',
+        name: `batch: peak worker RSS${perWorker}`,
         value: `${fixed(batch.peakMb)} MB`,
         target: '≤ 300 MB',
         met: batch.peakMb <= 300,
@@ -149,6 +159,11 @@ async function main(): Promise<number> {
       },
     ];
     printTable(figures);
+    if (stack.cluster)
+      log(
+        `on the cluster "postgres" is one PostgreSQL for Temporal's persistence and visibility and the payment records; ` +
+          `"temporal" is temporal-server's process tree; "worker" the sum of ${workers} worker${workers > 1 ? 's' : ''}`,
+      );
     log(
       `load average after: ${loadavg()
         .map((l) => l.toFixed(2))
@@ -166,6 +181,25 @@ async function main(): Promise<number> {
   } finally {
     await stack.stop();
   }
+}
+
+/** What the run is on: Temporal (the cluster's history shards), the workers and their pollers. */
+async function describeStack(stack: BenchStack): Promise<void> {
+  const { cluster } = stack;
+  log(
+    cluster
+      ? `Temporal: a real cluster, ${cluster.versions}, ${cluster.historyShards} history shards (numHistoryShards); ` +
+          "its PostgreSQL holds Temporal's persistence and visibility and the payment records"
+      : 'Temporal: the dev server (temporal server start-dev, in memory)',
+  );
+  for (const [index, address] of stack.workerMetricsAddresses.entries()) {
+    log(`payment worker ${index + 1} pollers (temporal_num_pollers): ${pollersLine(await workerPollers(address))}`);
+  }
+  const seen = await queuePollers(stack.client, PAYMENT_TASK_QUEUE);
+  log(
+    `Temporal sees ${seen.workflow} worker(s) polling workflow tasks and ${seen.activity} activity tasks on ` +
+      `${PAYMENT_TASK_QUEUE} (DescribeTaskQueue)`,
+  );
 }
 
 main().then(

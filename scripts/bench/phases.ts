@@ -90,7 +90,7 @@ export async function fullPhase(stack: BenchStack, settings: BenchSettings): Pro
   stack.sandbox.setCallbackDelay(0);
   const meter = new CpuMeter(stack.cpu);
   const writesBefore = await stack.postgresStats.counters();
-  const recordBefore = await localActivityTimes(stack.workerMetricsAddress, 'recordPayment');
+  const recordBefore = await localActivityTimes(stack.workerMetricsAddresses, 'recordPayment');
   const paymentIds: string[] = [];
   meter.start();
   const closed = await closedLoop(
@@ -104,7 +104,7 @@ export async function fullPhase(stack: BenchStack, settings: BenchSettings): Pro
   );
   const cpu = meter.per(closed.completed);
   const writes = writesPer(writesBefore, await stack.postgresStats.counters(AFTER_LOAD_MS), closed.completed);
-  const recordAfter = await localActivityTimes(stack.workerMetricsAddress, 'recordPayment');
+  const recordAfter = await localActivityTimes(stack.workerMetricsAddresses, 'recordPayment');
   const recordCount = recordAfter.count - recordBefore.count;
   const recordPayment = {
     count: recordCount / Math.max(closed.completed, 1),
@@ -263,7 +263,7 @@ export async function waitingPhase(
 ): Promise<WaitingResult> {
   const total = settings.BENCH_WAITING;
   log(`(e) ${total} payments left waiting for a callback (scenario 33), worker RSS sampled`);
-  const sampler = new RssSampler(stack.workerPid);
+  const sampler = new RssSampler(stack.workerPids);
   const started = Date.now();
   let created = 0;
   let lastPrint = started;
@@ -353,7 +353,7 @@ export async function batchPhase(stack: BenchStack, settings: BenchSettings): Pr
   const items = settings.BENCH_ITEMS;
   log(`(f) one payout batch of ${items} items at concurrency ${settings.BENCH_CONCURRENCY}, callbacks 200 ms after`);
   stack.sandbox.setCallbackDelay(200);
-  const sampler = new RssSampler(stack.workerPid);
+  const sampler = new RssSampler(stack.workerPids);
   try {
     const created = await stack.api<BatchProgress>(
       'POST',

@@ -135,17 +135,23 @@ export interface ActivityTimes {
 
 /**
  * The SDK's execution-latency histogram of the local activity `activityType`
- * (`temporal_local_activity_execution_latency_seconds`): its count and sum, all task queues together.
+ * (`temporal_local_activity_execution_latency_seconds`): its count and sum, all task queues and all the workers'
+ * Prometheus endpoints together.
  */
-export async function localActivityTimes(metricsAddress: string, activityType: string): Promise<ActivityTimes> {
-  const response = await request(`http://${metricsAddress}/metrics`);
-  const text = await response.body.text();
+export async function localActivityTimes(
+  metricsAddresses: readonly string[],
+  activityType: string,
+): Promise<ActivityTimes> {
   const times = { count: 0, seconds: 0 };
-  for (const line of text.split('\n')) {
-    const match = /^temporal_local_activity_execution_latency_seconds_(sum|count)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!match?.[2]?.includes(`activity_type="${activityType}"`)) continue;
-    if (match[1] === 'sum') times.seconds += Number(match[3]);
-    else times.count += Number(match[3]);
+  for (const address of metricsAddresses) {
+    const response = await request(`http://${address}/metrics`);
+    const text = await response.body.text();
+    for (const line of text.split('\n')) {
+      const match = /^temporal_local_activity_execution_latency_seconds_(sum|count)\{([^}]*)\} (\S+)$/.exec(line);
+      if (!match?.[2]?.includes(`activity_type="${activityType}"`)) continue;
+      if (match[1] === 'sum') times.seconds += Number(match[3]);
+      else times.count += Number(match[3]);
+    }
   }
   return times;
 }

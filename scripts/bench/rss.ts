@@ -10,25 +10,33 @@ export function rssMb(pid: number): number {
   }
 }
 
-/** Samples a process's RSS every 250 ms until stopped; `peak` is the largest sample since the last `reset`. */
+/** The largest RSS of several processes in MB (the workers': their figures are per worker). */
+export function maxRssMb(pids: readonly number[]): number {
+  return Math.max(0, ...pids.map(rssMb));
+}
+
+/**
+ * Samples the RSS of one or more processes every 250 ms until stopped, the largest of them each time; `peak` is the
+ * largest sample since the last `reset`.
+ */
 export class RssSampler {
   peak = 0;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pid: number) {
-    this.peak = rssMb(pid);
+  constructor(private readonly pids: readonly number[]) {
+    this.peak = maxRssMb(pids);
     this.timer = setInterval(() => {
-      this.peak = Math.max(this.peak, rssMb(this.pid));
+      this.peak = Math.max(this.peak, maxRssMb(this.pids));
     }, 250);
   }
 
-  /** The RSS now. */
+  /** The RSS now (the largest process's). */
   now(): number {
-    return rssMb(this.pid);
+    return maxRssMb(this.pids);
   }
 
   reset(): void {
-    this.peak = rssMb(this.pid);
+    this.peak = maxRssMb(this.pids);
   }
 
   stop(): void {

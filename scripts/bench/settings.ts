@@ -24,19 +24,33 @@ const benchSchema = z.object({
   BENCH_CONCURRENCY: count(50),
   /** Measured seconds of single bank credits by BENCH_CONCURRENCY clients: the rate the batch is compared with. */
   BENCH_CREDIT_SECONDS: count(30),
+  /** On a real cluster the bench starts (`--cluster`): PostgreSQL, temporal-server; otherwise a dev server in memory. */
+  BENCH_CLUSTER: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+  /** Payment worker processes (`--workers N`). */
+  BENCH_WORKERS: z.coerce.number().int().min(1).default(1),
 });
 
 export type BenchSettings = z.infer<typeof benchSchema>;
 
+/** Command-line flags that take a value, and the setting each one sets. */
+const VALUE_FLAGS = { '--batch-items': 'BENCH_ITEMS', '--workers': 'BENCH_WORKERS' } as const;
+
 /**
- * The benchmark's settings from the environment and the command line (`--batch-items N` for BENCH_ITEMS); a bad value
- * names its variable.
+ * The benchmark's settings from the environment and the command line (`--batch-items N` for BENCH_ITEMS,
+ * `--workers N` for BENCH_WORKERS, `--cluster` for BENCH_CLUSTER=true); a bad value names its variable.
  */
 export function benchSettings(env: NodeJS.ProcessEnv, argv: readonly string[] = []): BenchSettings {
-  const at = argv.indexOf('--batch-items');
-  const batchItems = at >= 0 ? argv[at + 1] : undefined;
-  if (at >= 0 && batchItems === undefined) throw new Error('--batch-items needs a number of items');
-  const parsed = benchSchema.safeParse(batchItems === undefined ? env : { ...env, BENCH_ITEMS: batchItems });
+  const given: Record<string, string | undefined> = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--cluster') given.BENCH_CLUSTER = 'true';
+    else if (arg in VALUE_FLAGS) {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a number`);
+      given[VALUE_FLAGS[arg as keyof typeof VALUE_FLAGS]] = value;
+    } else throw new Error(`unknown argument ${arg} (--cluster, --workers N, --batch-items N)`);
+  }
+  const parsed = benchSchema.safeParse(given);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new Error(`${String(issue?.path[0])}: ${issue?.message ?? 'invalid'}`);

@@ -1,17 +1,18 @@
 // The twin's worker, as its own process beside the payment worker: `node --import tsx scripts/bench/twin-worker.ts`
-// with TEMPORAL_ADDRESS and TASK_QUEUE.
+// with TASK_QUEUE and Temporal's connection variables (TEMPORAL_ADDRESS; on a cluster TEMPORAL_CONFIG_FILE, the
+// worker's profile: only a worker's token may poll).
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { connectTemporal } from '../../src/temporal/connect-or-diagnose';
 import type { TwinActivities } from './twin-workflow';
 
 async function main(): Promise<void> {
-  const address = process.env.TEMPORAL_ADDRESS ?? '';
   const taskQueue = process.env.TASK_QUEUE ?? '';
-  if (!address || !taskQueue) throw new Error('TEMPORAL_ADDRESS and TASK_QUEUE must be set');
-  const connection = await NativeConnection.connect({ address });
+  if (!process.env.TEMPORAL_ADDRESS || !taskQueue) throw new Error('TEMPORAL_ADDRESS and TASK_QUEUE must be set');
+  const { connection, endpoint } = await connectTemporal(process.env, (options) => NativeConnection.connect(options));
   const activities: TwinActivities = { noop: () => Promise.resolve() };
   const worker = await Worker.create({
     connection,
-    namespace: 'default',
+    namespace: endpoint.namespace,
     taskQueue,
     workflowsPath: require.resolve('./twin-workflow'),
     activities,
