@@ -89,7 +89,9 @@ function billableActions(events: readonly CostEvent[]): number {
         actions += Math.max((event.activityTaskStartedEventAttributes?.attempt ?? 1) - 1, 0);
         break;
       case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
-        const fields = Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
+        const fields = Object.keys(
+          event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+        );
         if (fields.some((name) => name !== CHANGE_VERSION)) actions += 1;
         break;
       }
@@ -162,6 +164,7 @@ export function costTable(rows: readonly (readonly [string, HistoryCost])[]): st
   const header = ['scenario', ...COST_COLUMNS.map(([, title]) => title)];
   const cells = rows.map(([name, cost]) => [name, ...COST_COLUMNS.map(([key]) => String(cost[key]))]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]?.length ?? 0)));
-  const line = (row: string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
+  const line = (row: string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
   return [line(header), ...cells.map(line)];
 }
