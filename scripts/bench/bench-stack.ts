@@ -8,6 +8,7 @@ import { buildStack, serverProcess, workerProcess } from '../../src/local/stack-
 import type { BuiltStack } from '../../src/local/stack-builder';
 import type { Sandbox } from '../../src/sandbox/sandbox-app';
 import { connectClient } from '../../src/temporal/temporal-client';
+import { freePort } from '../../src/local/free-port';
 import { processCpu, processTreeCpu } from './cpu';
 import type { CpuSource } from './cpu';
 import { PostgresStats } from './postgres-stats';
@@ -17,6 +18,13 @@ export const MERCHANT_KEY = 'mk_bench_0123456789abcdef';
 const OPERATOR_KEY = 'ok_bench_0123456789abcdef';
 const TOKEN = 'bench-sandbox-token';
 export const TWIN_TASK_QUEUE = 'bench-twin';
+
+/** The merchant API of one server, as a merchant calls it. */
+export type MerchantApi = <T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: T }>;
 
 /** Everything one benchmark run measures against, on one Temporal dev server. */
 export interface BenchStack {
@@ -34,9 +42,14 @@ export interface BenchStack {
   /** The worker's Prometheus endpoint (host:port). */
   workerMetricsAddress: string;
   /** The merchant API, as a merchant calls it. */
-  api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  api: MerchantApi;
   /** Starts the twin's worker process; resolves once it polls. */
   startTwinWorker(): Promise<ChildProcess>;
+  /**
+   * Starts one more API server on the same worker and task queue, with `env` over the stack's server settings (other
+   * timings); resolves to its merchant API and a stop.
+   */
+  startServerWith(env: Record<string, string>): Promise<{ api: MerchantApi; stop(): Promise<void> }>;
   /** Stops every process this run started (also on an error or a signal). */
   stop(): Promise<void>;
 }
@@ -110,14 +123,15 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
     await postgresStats.close().catch(() => undefined);
     await stack.stop();
   };
-  const baseUrl = stack.serverUrls[0] ?? '';
-  const api = async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await request(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.statusCode, body: (await response.body.json()) as T };
+  const api = merchantApi(stack.serverUrls[0] ?? '');
+  const startServerWith = async (env: Record<string, string>) => {
+    const port = await freePort();
+    const launched = await serverProcess()(
+      { ...stack.serverEnv, ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
+      'API server (other timings)',
+    );
+    if (launched.child) stack.adopt(launched.child, 'API server (other timings)');
+    return { api: merchantApi(`http://127.0.0.1:${port}`), stop: () => launched.stop() };
   };
   const startTwinWorker = async () => {
     const child = stack.adopt(
@@ -157,7 +171,20 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
     workerMetricsAddress: stack.workerMetricsAddress,
     api,
     startTwinWorker,
+    startServerWith,
     stop,
+  };
+}
+
+/** The merchant API at `baseUrl`, with the bench's merchant key. */
+function merchantApi(baseUrl: string): MerchantApi {
+  return async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await request(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as T };
   };
 }
 
