@@ -20,10 +20,8 @@ export const CALLBACK_AFTER_ACK = '00';
  * Timings that close a payment within seconds (the late-callback window included), on a server of their own: the other
  * phases' figures keep the stack's settings.
  */
-const SHORT_TIMING = {
-  CALLBACK_TIMEOUT_MOBILE_MONEY: '2s',
-  CALLBACK_TIMEOUT_CARD: '2s',
-  CALLBACK_TIMEOUT_BANK_CREDIT: '2s',
+const SHORT_TIMING: Record<string, string> = {
+  ...Object.fromEntries(['MOBILE_MONEY', 'CARD', 'BANK_CREDIT'].map((type) => [`CALLBACK_TIMEOUT_${type}`, '2s'])),
   RECONCILE_FOR: '3s',
   RECONCILE_INTERVAL: '500ms',
   LATE_CALLBACK_WINDOW: '3s',
