@@ -72,6 +72,38 @@ describe('cost per payment', () => {
     });
   });
 
+  it('counts billable actions by the Temporal Cloud rule: markers once per workflow task, retries, exempt upserts', () => {
+    const completed = (nonfirst = 0): CostEvent => ({
+      eventType: 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED',
+      workflowTaskCompletedEventAttributes: { meteringMetadata: { nonfirstLocalActivityExecutionAttempts: nonfirst } },
+    });
+    const marker: CostEvent = {
+      eventType: 'EVENT_TYPE_MARKER_RECORDED',
+      markerRecordedEventAttributes: { markerName: 'core_local_activity' },
+    };
+    const upsert = (name: string): CostEvent => ({
+      eventType: 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+      upsertWorkflowSearchAttributesEventAttributes: { searchAttributes: { indexedFields: { [name]: {} } } },
+    });
+    const cost = historyCost([
+      { eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' }, // 1
+      completed(),
+      marker, // 1: the task's markers together
+      marker,
+      upsert('TemporalChangeVersion'), // exempt
+      upsert('PaymentStatus'), // 1
+      { eventType: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED' }, // 1
+      { eventType: 'EVENT_TYPE_ACTIVITY_TASK_STARTED', activityTaskStartedEventAttributes: { attempt: 3 } }, // 2 retries
+      completed(2), // 2 local-activity retries
+      marker, // 1: another task's
+      { eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW' }, // counted in the new run
+    ]);
+    assert.equal(cost.actions, 1 + 1 + 1 + 1 + 2 + 2 + 1);
+    assert.equal(cost.localActivities, 3);
+    assert.equal(cost.workflowTasks, 2);
+    assert.equal(cost.activations, 2 + 3);
+  });
+
   for (const type of PAYMENT_TYPES) {
     it(`${type}, callback after the acknowledgement: at most the twin's events + ${EVENTS_OVER_TWIN}`, () => {
       const cost = corpusCost(type, '00-success');

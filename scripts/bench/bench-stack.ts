@@ -71,7 +71,7 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
         port: 0,
         logger: false,
       },
-      env: () => ({
+      env: (parts) => ({
         shared: {
           // What the server signs and the worker checks, and the callback URLs the worker derives for the server.
           SIGNING_KEYS: generateKeyEntry('bench-signing'),
@@ -81,7 +81,12 @@ export async function startStack(batchConcurrency: number): Promise<BenchStack> 
           ENCRYPTION_KEYS: encryptionKeys,
           LOG_LEVEL: 'warn',
         },
-        worker: workerExtras(),
+        worker: {
+          // The provider's status queries, as `npm start` wires them: reconciliation (scenario 22) asks the sandbox.
+          PROVIDER_STATUS_URL: `${parts.providerUrl}/api/transactions/{transaction_id}`,
+          PROVIDER_STATUS_BY_REFERENCE_URL: `${parts.providerUrl}/api/transactions?reference={reference}`,
+          ...workerExtras(),
+        },
         server: {
           HOST: '127.0.0.1',
           MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,

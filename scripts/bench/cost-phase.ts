@@ -27,6 +27,9 @@ const SHORT_TIMING: Record<string, string> = {
   LATE_CALLBACK_WINDOW: '3s',
 };
 
+/** Each payment closes within this (the short timings add up to 8 s); longer is a broken run. */
+const CLOSE_MS = 60_000;
+
 export interface CostResult {
   /** Each payment's cost, by `type` and scenario digits: `mobile_money_debit 00`. */
   payments: Map<string, HistoryCost>;
@@ -44,7 +47,15 @@ async function paymentCost(stack: BenchStack, api: BenchStack['api'], type: Paym
   const reference = `cost-${Date.now().toString(36)}-${type}-${digits}`;
   const created = await api<PaymentResource>('POST', '/v1/payments', sampleRequest(type, digits, reference));
   if (created.status !== 201) throw new Error(`POST ${type} ${digits} answered ${created.status}`);
-  await stack.client.workflow.getHandle(created.body.id).result();
+  const closed = stack.client.workflow.getHandle(created.body.id).result();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${type} ${digits}: ${created.body.id} still open after ${CLOSE_MS} ms`)),
+      CLOSE_MS,
+    );
+  });
+  await Promise.race([closed, late]).finally(() => clearTimeout(timer));
   return historyCost((await idleHistory(stack.client, created.body.id)).events ?? []);
 }
 
