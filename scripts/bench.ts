@@ -14,6 +14,7 @@ import {
   twinPhase,
   waitingPhase,
 } from './bench/phases';
+import { callbackAfterAck, costPhase, twinCost } from './bench/cost-phase';
 import { printTable } from './bench/report';
 import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
@@ -55,10 +56,14 @@ async function main(): Promise<number> {
     const full = await fullPhase(stack, settings);
     const get = await getPhase(stack, settings, full.paymentIds);
     const open = await openPhase(stack, twinWorker, settings, full.rate);
+    const twinCosts = await twinCost(stack, twinWorker, settings.BENCH_OPEN_CALLBACK_DELAY_MS);
     await twinWorker.stop();
     const waiting = await waitingPhase(stack, settings, settings.BENCH_CLIENTS);
     const batch = await batchPhase(stack, settings);
     const creditRate = await creditPhase(stack, settings);
+    const cost = await costPhase(stack, settings, twinCosts);
+    const costEvents = callbackAfterAck(cost);
+    const cpuRatio = full.cpu.total / twin.cpu.total;
     const batchRate = batch.items / batch.seconds;
 
     const twinP50 = percentile(twin.serial, 0.5);
@@ -77,6 +82,12 @@ async function main(): Promise<number> {
       {
         name: 'CPU ms per payment / per twin (closed loop)',
         value: `${fixed(full.cpu.total, 1)} / ${fixed(twin.cpu.total, 1)}`,
+      },
+      {
+        name: 'CPU per payment / per twin (closed loop)',
+        value: fixed(cpuRatio, 2),
+        target: '≤ 1.2',
+        met: cpuRatio <= 1.2,
       },
       ...Object.entries(full.cpu.byProcess).map(([process, ms]) => ({
         name: `  ${process}`,
@@ -125,8 +136,18 @@ async function main(): Promise<number> {
         value: `${fixed(percentile(open.twinSignalToEnd, 0.5))} / ${fixed(percentile(open.twinSignalToEnd, 0.99))} ms`,
       },
       {
-        name: 'history events per payment (callback after ack) / twin',
-        value: `${fixed(open.paymentEvents)} (+5 at close) / ${fixed(open.twinEvents)}`,
+        name: 'history events per payment, open loop (median) / twin',
+        value: `${fixed(open.paymentEvents)} / ${fixed(open.twinEvents)}`,
+      },
+      {
+        name: 'history events, callback after ack (to close, most of any type) / twin',
+        value: `${fixed(costEvents)} / ${fixed(cost.twin.events)}`,
+        target: '≤ twin + 2',
+        met: costEvents <= cost.twin.events + 2,
+      },
+      {
+        name: 'billable actions, callback after ack (most of any type) / twin',
+        value: `${fixed(callbackAfterAck(cost, 'actions'))} / ${fixed(cost.twin.actions)}`,
       },
       { name: `worker RSS at start${perWorker}`, value: `${fixed(startRss)} MB` },
       {

@@ -24,6 +24,13 @@ const TOKEN = 'bench-sandbox-token';
 export const PAYMENT_TASK_QUEUE = 'bench';
 export const TWIN_TASK_QUEUE = 'bench-twin';
 
+/** The merchant API of one server, as a merchant calls it. */
+export type MerchantApi = <T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: T }>;
+
 /** Everything one benchmark run measures against, on one Temporal dev server or one real cluster. */
 export interface BenchStack {
   /** A Temporal client with the payment worker's keys (reads payment histories; starts the twin). */
@@ -43,9 +50,14 @@ export interface BenchStack {
   /** The real cluster the run is on (its history shards, its profiles); absent on the dev server. */
   cluster?: BenchCluster;
   /** The merchant API, as a merchant calls it. */
-  api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  api: MerchantApi;
   /** Starts the twin's worker process; resolves once it polls. */
   startTwinWorker(): Promise<ChildProcess>;
+  /**
+   * Starts one more API server on the same worker and task queue, with `env` over the stack's server settings (other
+   * timings); resolves to its merchant API and a stop.
+   */
+  startServerWith(env: Record<string, string>): Promise<{ api: MerchantApi; stop(): Promise<void> }>;
   /** Stops every process this run started (also on an error or a signal). */
   stop(): Promise<void>;
 }
@@ -81,7 +93,7 @@ export async function startStack(
         port: 0,
         logger: false,
       },
-      env: () => ({
+      env: (parts) => ({
         shared: {
           // What the server signs and the worker checks, and the callback URLs the worker derives for the server.
           SIGNING_KEYS: generateKeyEntry('bench-signing'),
@@ -91,7 +103,13 @@ export async function startStack(
           ENCRYPTION_KEYS: encryptionKeys,
           LOG_LEVEL: 'warn',
         },
-        worker: { ...cluster?.profile('worker'), ...workerExtras() },
+        worker: {
+          ...cluster?.profile('worker'),
+          // The provider's status queries, as `npm start` wires them: reconciliation (scenario 22) asks the sandbox.
+          PROVIDER_STATUS_URL: `${parts.providerUrl}/api/transactions/{transaction_id}`,
+          PROVIDER_STATUS_BY_REFERENCE_URL: `${parts.providerUrl}/api/transactions?reference={reference}`,
+          ...workerExtras(),
+        },
         server: {
           ...cluster?.profile('server'),
           HOST: '127.0.0.1',
@@ -152,14 +170,15 @@ export async function startStack(
     await postgresStats.close().catch(() => undefined);
     await stopStackAndCluster();
   };
-  const baseUrl = stack.serverUrls[0] ?? '';
-  const api = async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await request(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.statusCode, body: (await response.body.json()) as T };
+  const api = merchantApi(stack.serverUrls[0] ?? '');
+  const startServerWith = async (env: Record<string, string>) => {
+    const port = await freePort();
+    const launched = await serverProcess()(
+      { ...stack.serverEnv, ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
+      'API server (other timings)',
+    );
+    if (launched.child) stack.adopt(launched.child, 'API server (other timings)');
+    return { api: merchantApi(`http://127.0.0.1:${port}`), stop: () => launched.stop() };
   };
   const startTwinWorker = async () => {
     const child = stack.adopt(
@@ -207,7 +226,20 @@ export async function startStack(
     cluster,
     api,
     startTwinWorker,
+    startServerWith,
     stop,
+  };
+}
+
+/** The merchant API at `baseUrl`, with the bench's merchant key. */
+function merchantApi(baseUrl: string): MerchantApi {
+  return async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await request(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${MERCHANT_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as T };
   };
 }
 

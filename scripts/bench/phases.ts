@@ -1,4 +1,4 @@
-import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { BatchProgress } from '../../src/domain/batch-model';
 import { CpuMeter, cpuLine, processTreeCpu } from './cpu';
 import type { CpuPer } from './cpu';
@@ -14,7 +14,7 @@ import { stopChild } from '../../src/local/stack-builder';
 import { TWIN_TASK_QUEUE } from './bench-stack';
 import type { BenchStack } from './bench-stack';
 import { latencyLine, log } from './stats';
-import { twinGo, twinReady, twinWorkflow } from './twin-workflow';
+import { runTwin } from './twin-run';
 
 export interface RateAndLatency {
   rate: number;
@@ -45,19 +45,7 @@ export async function startTwin(stack: BenchStack): Promise<Twin> {
   // Plain payloads: the twin has no codec, no signatures, no interceptors.
   const client = new Client({ connection: stack.client.connection, namespace: 'default' });
   const runId = Date.now().toString(36);
-  const run = async (i: number, signalDelayMs = 0) => {
-    const start = new WithStartWorkflowOperation(twinWorkflow, {
-      workflowId: `twin-${runId}-${i}`,
-      taskQueue: TWIN_TASK_QUEUE,
-      workflowIdConflictPolicy: 'FAIL',
-    });
-    await client.workflow.executeUpdateWithStart(twinReady, { startWorkflowOperation: start });
-    const handle = await start.workflowHandle();
-    if (signalDelayMs > 0) await new Promise((r) => setTimeout(r, signalDelayMs));
-    await handle.signal(twinGo);
-    if ((await handle.result()) !== 'done') throw new Error(`twin ${handle.workflowId} did not complete`);
-    return handle.workflowId;
-  };
+  const run = (i: number, signalDelayMs = 0) => runTwin(client, TWIN_TASK_QUEUE, `twin-${runId}-${i}`, signalDelayMs);
   // The payment worker idles meanwhile; the twin's own worker takes its place in the accounts.
   const cpu = new CpuMeter({ ...stack.cpu, worker: processTreeCpu(worker.pid ?? 0) });
   return { run, cpu, stop: () => stopChild(worker) };
@@ -223,8 +211,8 @@ export async function openPhase(
   const paymentEvents = await medianEvents(stack, full.results);
   const twinEvents = await medianEvents(stack, twinRuns.results);
   log(
-    `  history events per payment: ${paymentEvents} (callback after its acknowledgement, to its late-callback timer; ` +
-      `+5 when the window closes); per twin: ${twinEvents}`,
+    `  history events per payment: ${paymentEvents} (callback after its acknowledgement, to its close); ` +
+      `per twin: ${twinEvents}`,
   );
   return {
     rate,

@@ -15,7 +15,7 @@ const benchSchema = z.object({
   BENCH_SERIAL: count(50),
   /** Seconds of the open-loop phase at half the measured full-stack rate. */
   BENCH_OPEN_SECONDS: count(60),
-  /** The sandbox's callback delay in the open-loop phase, so that callbacks come after the initiation's answer. */
+  /** The sandbox's callback delay in the open-loop and cost phases: callbacks come after the initiation's answer. */
   BENCH_OPEN_CALLBACK_DELAY_MS: count(200),
   /** Payments left waiting for a callback that never comes, while the worker's memory is sampled. */
   BENCH_WAITING: count(10_000),
