@@ -39,7 +39,13 @@ it('npm run bench runs every phase through the real stack and prints its figures
   assert.match(output, /half load callback → final p99\s+\d+ ms\s+≤ 100 ms\s+(met|NOT MET)/);
   assert.match(output, /worker RSS, 20 waiting \(peak\)\s+\d+ MB\s+≤ 300 MB\s+(met|NOT MET)/);
   assert.match(output, /batch: 40 items\s+[\d.]+ items\/s/);
-  assert.match(output, /history events per payment \(callback after ack\) \/ twin\s+\d+ \(\+5 at close\) \/ \d+/);
+  assert.match(output, /history events per payment, open loop \(median\) \/ twin\s+\d+ \/ \d+/);
+  // The cost phase (g): each type and scenario beside the twin, against the targets.
+  assert.match(
+    output,
+    /history events, callback after ack \(to close, most of any type\) \/ twin\s+\d+ \/ \d+\s+≤ twin \+ 2\s+(met|NOT MET)/,
+  );
+  assert.match(output, /CPU per payment \/ per twin \(closed loop\)\s+[\d.]+\s+≤ 1\.2\s+(met|NOT MET)/);
   // CPU per payment by process, PostgreSQL's whole process tree among them, beside the twin's.
   const perProcess = (name: string) => {
     const match = new RegExp(`\\[bench\\]\\s+${name}\\s+(-?[\\d.]+) / (-?[\\d.]+)\\n`).exec(output);

@@ -206,7 +206,8 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
     assert.equal(updateInput?.length, 1, 'the resolve update is in the history');
     assert.equal(Buffer.from(updateInput[0]?.metadata?.encoding ?? []).toString(), 'binary/encrypted', 'the update');
     const rejected = histories.get(payments[2]!.id)!;
-    const failures = rejected.events?.flatMap((e) => e.activityTaskFailedEventAttributes?.failure ?? []) ?? [];
+    // The initiation is a local activity: its failure is in its marker.
+    const failures = rejected.events?.flatMap((e) => e.markerRecordedEventAttributes?.failure ?? []) ?? [];
     assert.equal(failures.length, 1);
     assert.equal(failures[0]?.message, 'Encoded failure');
     assert.ok(failures[0]?.encodedAttributes?.data?.length, 'the message travels encrypted');

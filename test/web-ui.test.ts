@@ -93,8 +93,9 @@ it('the Web UI finds the payment left in review by PaymentStatus and shows its s
   await page.screenshot({ path: artifactPath('web-ui', '1-needs-review-list.png') });
 
   await row.click();
-  // The timeline names each step by its activity or timer summary.
-  await page.getByText('initiatePayment • initiate mobile-money debit').waitFor({ timeout: 20_000 });
+  // The timeline names each activity and timer by its summary; a local activity (the initiation, a record write) by its
+  // type, as the Web UI shows markers.
+  await page.getByText('initiatePayment', { exact: true }).first().waitFor({ timeout: 20_000 });
   await page.getByText('wait for callback (1s)').waitFor();
   await page.getByText('checkPaymentStatus • status check 1').waitFor();
   await page.screenshot({ path: artifactPath('web-ui', '2-payment-timeline.png') });

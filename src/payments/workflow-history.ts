@@ -13,6 +13,9 @@ export interface HistoryStep {
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
+/** The marker the SDK records for a local activity's result. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
 const SIGNALS: Record<string, string> = { [callbackSignal.name]: 'provider callback received' };
 
 const CLOSED: Partial<Record<temporal.api.enums.v1.EventType, string>> = {
@@ -25,7 +28,8 @@ const CLOSED: Partial<Record<temporal.api.enums.v1.EventType, string>> = {
 };
 
 /**
- * The workflow's history as readable steps: activities and timers by their summaries, signals, updates and the end.
+ * The workflow's history as readable steps: activities, local activities and timers by their summaries, signals,
+ * updates and the end.
  * Workflow-task bookkeeping is left out.
  */
 export async function readableHistory(client: Client, workflowId: string): Promise<HistoryStep[]> {
@@ -60,6 +64,13 @@ function describe(event: HistoryEvent, summary: string | undefined, labels: Map<
     }
     case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
       return `${label(event.activityTaskTimedOutEventAttributes?.scheduledEventId)}: timed out`;
+    case EventType.EVENT_TYPE_MARKER_RECORDED: {
+      // A local activity (the initiation, a confirmation, a record write) is one marker, once it has run.
+      const attrs = event.markerRecordedEventAttributes;
+      if (attrs?.markerName !== LOCAL_ACTIVITY_MARKER) return undefined;
+      const name = summary ?? 'local activity';
+      return attrs.failure ? `${name}: failed${failure(attrs.failure.message)}` : `${name}: done`;
+    }
     case EventType.EVENT_TYPE_TIMER_STARTED: {
       const attrs = event.timerStartedEventAttributes;
       const name = summary ?? 'timer';

@@ -1,6 +1,36 @@
+import { deprecatePatch, patched } from '@temporalio/workflow';
+
 /**
- * Every patch id the workflows pass to Temporal's patch call, one per change to workflow code. None before 1.0: until 1.0 is
- * frozen a change re-records test/histories/current instead; from 1.0 on every change goes behind a patch listed
- * here, and the 1.0 corpus keeps replaying in CI (docs/development.md#the-replay-corpus).
+ * One change to workflow code made after 1.0 was frozen (2026-11-25): workflows that started on earlier code replay
+ * the old path, new ones take the new (docs/development.md#changing-workflow-code-after-10).
  */
-export const PATCHES = {} as const satisfies Record<string, string>;
+export interface WorkflowPatch {
+  /** What the workflow passes to `patched`: never reused, never renamed. */
+  id: string;
+  /** When it was made (ISO date). */
+  date: string;
+  /** What changed, in a sentence. */
+  change: string;
+  /** When its old path may go (`deprecatePatch`), then the patch itself: after every run that took the old path closed. */
+  deprecateWhen: string;
+}
+
+/**
+ * Every patch of the workflows since 1.0, oldest first. None yet: 1.0 is the code test/histories/1.0 recorded, which
+ * CI replays for good; each later change to src/workflows/ (or the domain code it imports) adds an entry here and
+ * takes its new path only where `isPatched(id)` says so.
+ */
+export const PATCHES = [] as const satisfies readonly WorkflowPatch[];
+
+/** A listed patch's id: `isPatched` and `deprecated` take nothing else. */
+export type PatchId = (typeof PATCHES)[number]['id'];
+
+/** Whether this run takes patch `id`'s new path (Temporal's `patched`, for listed patches only). */
+export function isPatched(id: PatchId): boolean {
+  return patched(id);
+}
+
+/** Marks patch `id`'s old path gone: every run that could take it has closed (Temporal's `deprecatePatch`). */
+export function deprecated(id: PatchId): void {
+  deprecatePatch(id);
+}

@@ -2,7 +2,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  isCancellation,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -105,8 +104,8 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
       },
     },
   );
-  // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation no worker has
-  // started yet is called off, and everything after the initiation runs on to the payment's outcome.
+  // A cancellation in Temporal (CLI, Web UI) does not undo a payment: it is recorded, an initiation not started yet is
+  // called off, and everything after the initiation runs on to the payment's outcome.
   void CancellationScope.current().cancelRequested.catch(() => state.cancelRequested(workflowTime()));
 
   // A bank credit above its merchant's threshold waits for an operator first; rejected or expired, nothing is sent.
@@ -130,20 +129,23 @@ setWorkflowOptions(versioned('PINNED'), paymentWorkflow);
 
 /** Sends the signed start message upstream once (the activity checks it again) and records the provider's verdict. */
 async function initiate(state: PaymentState, message: PaymentMessage, input: PaymentInput): Promise<void> {
+  // A cancellation that came first calls the initiation off: nothing was sent. Once started, a local activity runs
+  // to its answer (it cannot be called off half-sent), so that answer is always recorded.
+  if (CancellationScope.current().consideredCancelled) return state.cancelledBeforeInitiation(workflowTime());
   // A failure's verdict is bound to this activity id too (initiationFailure).
   const activityId = newActivityId('initiation-result');
   try {
     // An acknowledgement not signed for this very activity (copied from another payment, forged) is no answer: the
     // outcome is unknown, and reconciliation asks the provider (activityFailure reads it as such).
-    const ack = await trustedResult(
-      'initiation-result',
-      (id) => initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message, id]),
-      activityId,
+    const ack = await CancellationScope.nonCancellable(() =>
+      trustedResult(
+        'initiation-result',
+        (id) => initiatePayment.executeWithOptions({ summary: ACTIVITY_SUMMARY[input.request.type] }, [message, id]),
+        activityId,
+      ),
     );
     state.initiated(ack, workflowTime());
   } catch (err) {
-    // Temporal cancels an activity no worker has started at once; one that started runs on and answers as usual.
-    if (isCancellation(err)) return state.cancelledBeforeInitiation(workflowTime());
     const { verdict, failure, message: reason } = initiationFailure(err, activityId);
     if ((verdict === 'rejected' || verdict === 'untrusted') && failure)
       state.initiationRejected(failure, workflowTime());

@@ -109,7 +109,7 @@ export class RecordWriter<T> implements EventOutbox {
     // Changes made in the same step (an event, then its new status) are written once, as they stand at its end.
     await Promise.resolve();
     for (;;) {
-      await condition(() => !this.deferred());
+      if (this.deferred()) await CancellationScope.nonCancellable(() => condition(() => !this.deferred()));
       if (!this.current || (!this.dirty && this.events.length === 0)) break;
       const next: Write<T> = { ...this.current, events: this.events };
       this.dirty = false;
