@@ -1,8 +1,8 @@
 // `npm run histories:capture` (after `npm run build`): runs every kind of payment and payout batch through an
 // in-process stack on a private dev server and records their workflow histories in test/histories/current, which it
-// replaces. Until 1.0 is frozen, every change to workflow code re-records it in the same commit; `-- --freeze 1.0`
-// then moves the set to test/histories/1.0, kept in CI from then on (docs/development.md#the-replay-corpus).
-// test/replay.test.ts replays the set against the workflow code of the day. Payloads stay encrypted with the test keys.
+// replaces; every change to workflow code re-records it in the same commit. `-- --freeze <name>` first moves the set to
+// test/histories/<name>, kept in CI for good: 1.0 was frozen so (docs/development.md#the-replay-corpus).
+// test/replay.test.ts replays every set against the workflow code of the day. Payloads stay encrypted with the test keys.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

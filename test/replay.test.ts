@@ -25,15 +25,17 @@ const protojson = createRequire(require.resolve('@temporalio/proto'))('protobufj
 
 const CORPUS = join(__dirname, 'histories');
 /**
- * What `npm run histories:capture` records: histories of today's workflow code, re-recorded with every workflow
- * change until 1.0 is frozen (docs/development.md#the-replay-corpus).
+ * What `npm run histories:capture` records: histories of today's workflow code, re-recorded with every change
+ * (docs/development.md#the-replay-corpus).
  */
 const CURRENT = 'current';
+/** Sets recorded by released code, kept for good: today's code must replay them, behind its patches. */
+const FROZEN = ['1.0'];
 /** The sandbox scenarios, by the last two digits of a phone or account number. */
 const SCENARIO_DIGITS = ['00', '11', '22', '33', '44', '55', '66', '77', '88', '99'];
 
 interface Recorded {
-  /** `current/<file>`. */
+  /** `<set>/<file>`: `current/…`, `1.0/…`. */
   file: string;
   /** The file's name up to `@run-<n>`: the workflow id, which a history does not carry. */
   workflowId: string;
@@ -41,21 +43,21 @@ interface Recorded {
   history: History;
 }
 
-/** Every history in test/histories/current/, as `npm run histories:capture` wrote them. */
-function recordedHistories(): Recorded[] {
-  if (!existsSync(join(CORPUS, CURRENT))) return [];
-  return readdirSync(join(CORPUS, CURRENT))
+/** Every history of one set in test/histories/ (`current`, as `npm run histories:capture` wrote it, or a frozen one). */
+function recordedHistories(set: string): Recorded[] {
+  if (!existsSync(join(CORPUS, set))) return [];
+  return readdirSync(join(CORPUS, set))
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => {
       const history = protojson.fromJson(
         temporal.api.history.v1.History,
-        JSON.parse(readFileSync(join(CORPUS, CURRENT, file), 'utf8')),
+        JSON.parse(readFileSync(join(CORPUS, set, file), 'utf8')),
         { ignoreUnknownFields: true },
       );
       const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
       return {
-        file: `${CURRENT}/${file}`,
+        file: `${set}/${file}`,
         workflowId: file.replace(/(@run-\d+)?\.json$/, ''),
         workflowType: started?.workflowType?.name ?? '(no start event)',
         history,
@@ -120,7 +122,8 @@ const closed = (r: Recorded) =>
       e.workflowExecutionContinuedAsNewEventAttributes,
   );
 
-const recorded = recordedHistories();
+const recorded = recordedHistories(CURRENT);
+const frozen = FROZEN.flatMap((set) => recordedHistories(set));
 
 describe('recorded workflow histories replay on the current workflow code', () => {
   const results = new Map<string, ReplayResult>();
@@ -130,12 +133,22 @@ describe('recorded workflow histories replay on the current workflow code', () =
     // Core logs each failed replay as a warning; the assertions below say what failed.
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     // One replay worker for all of them, with the workers' own bundle.
-    for (const [file, result] of await replayAll(WORKFLOW_BUNDLE, recorded)) results.set(file, result);
+    for (const [file, result] of await replayAll(WORKFLOW_BUNDLE, [...recorded, ...frozen])) results.set(file, result);
   });
 
-  it('holds only the set of today\'s code ("current"): nothing older has to replay before 1.0', () => {
+  it('holds today\'s set ("current") and the frozen ones (1.0), which stay for good', () => {
     const sets = readdirSync(CORPUS).filter((name) => statSync(join(CORPUS, name)).isDirectory());
-    assert.deepEqual(sets, [CURRENT], 'run `npm run histories:capture`; before 1.0 no older set is kept');
+    assert.deepEqual(sets.sort(), [...FROZEN, CURRENT].sort(), 'a frozen set is never removed or re-recorded');
+    for (const set of FROZEN) {
+      const files = frozen.filter((r) => r.file.startsWith(`${set}/`));
+      assert.ok(files.length >= 40, `${set}: ${files.length} histories`);
+      for (const type of ['paymentWorkflow', 'payoutBatchWorkflow']) {
+        assert.ok(
+          files.some((r) => !closed(r) && r.workflowType === type),
+          `${set}: a ${type} still running`,
+        );
+      }
+    }
   });
 
   it('current: every workflow type, a batch that continued as new and workflows still running', () => {
@@ -205,7 +218,7 @@ describe('recorded workflow histories replay on the current workflow code', () =
     );
   });
 
-  for (const r of recorded) {
+  for (const r of [...recorded, ...frozen]) {
     it(`${r.workflowType} ${r.file}`, () => {
       const failure = replayFailure(r, results.get(r.file));
       if (failure) assert.fail(failure);
