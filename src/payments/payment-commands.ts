@@ -211,7 +211,7 @@ export class PaymentCommands {
     if (existing.memo?.fingerprint !== fingerprint) {
       throw new AppError('conflict', `reference ${reference} was already used with a different request`);
     }
-    if (existing.status.name !== 'RUNNING') return this.reads.get(paymentId);
+    if (existing.status.name !== 'RUNNING') return this.closedPayment(paymentId);
     try {
       return await this.client.withDeadline(deadline, () => handle.executeUpdate(initiationUpdate));
     } catch {
@@ -229,7 +229,20 @@ export class PaymentCommands {
     );
     if (!description) return undefined;
     // Still running after the wait: its initiation step is not over (no worker has taken it yet, or it is slow).
-    return description.status.name === 'RUNNING' ? fallback : this.reads.get(paymentId);
+    return description.status.name === 'RUNNING' ? fallback : this.closedPayment(paymentId);
+  }
+
+  /**
+   * A payment whose workflow has closed (it closes with its outcome, often within the wait), as its record shows it;
+   * while PostgreSQL does not answer, as its workflow returned it once that record was written.
+   */
+  private async closedPayment(paymentId: string): Promise<PaymentResource> {
+    try {
+      return await this.reads.get(paymentId);
+    } catch (err) {
+      if (!(err instanceof AppError && err.kind === 'unavailable')) throw err;
+      return this.reads.live(paymentId);
+    }
   }
 
   /** Where operator actions are recorded; an operator's command needs it. */
