@@ -156,10 +156,22 @@ async function setCurrent(buildId: string): Promise<void> {
       timedOut: (err) => new Error(`set-current-version ${buildId}: ${String(err)}`),
     },
   );
+  // The server hands the new routing to the task queue's partitions after it answers: a task dispatched meanwhile
+  // still goes to the previous build. Wait until the deployment says the routing reached them.
+  await waitUntil(
+    async () => {
+      const { routingConfig, routingConfigUpdateState: state } = await deployment();
+      const propagated = state === undefined || /COMPLETED/.test(state);
+      return routingConfig?.currentVersionBuildID === buildId && propagated ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200, timedOut: () => new Error(`${buildId}'s routing never reached the queues`) },
+  );
 }
 
 interface DeploymentInfo {
   routingConfig?: { currentVersionBuildID?: string };
+  /** Newer servers: whether the routing has reached every task queue yet. */
+  routingConfigUpdateState?: string;
   versionSummaries?: { BuildID?: string; drainageStatus?: string }[];
 }
 
