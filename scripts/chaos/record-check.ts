@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { canonicalJson } from '../../src/crypto/canonical-json';
+import { CALLBACK_EVENT_TYPES } from '../../src/domain/payment-model';
 import type { PaymentResource } from '../../src/domain/payment-model';
 import { batchProgressQuery, paymentQuery } from '../../src/workflows/definitions';
 import { openDatabase } from '../../src/records/database';
@@ -75,12 +76,8 @@ async function readRows(db: Database, table: 'payments' | 'batches', ids: string
 }
 
 /** Events the server adds to a settled payment's record once its workflow has closed (a late callback). */
-const LATE_EVENTS = new Set([
-  'callback_duplicate',
-  'callback_contradicting',
-  'callback_rejected',
-  'callback_received',
-  'callback_unrecognized',
+const LATE_EVENTS = new Set<string>([
+  ...CALLBACK_EVENT_TYPES.filter((type) => type !== 'callback_unconfirmed'),
   'notification_queued',
 ]);
 

@@ -1,6 +1,7 @@
 import { CALLBACK_EVENT_TYPES, isTerminal } from './payment-model';
 import type { PaymentEvent, PaymentResource, ProviderCallback } from './payment-model';
 import { toMinorUnits } from './money';
+import { newNotificationEvent } from './notification';
 import type { NotificationEvent } from './notification';
 
 // A payment's events, as its workflow records them and as the server records a callback that comes after the workflow
@@ -75,26 +76,24 @@ export function callbackNote(payment: PaymentResource, callback: ProviderCallbac
   return { type: same ? 'callback_duplicate' : 'callback_contradicting', outcome: callback.state, ...details };
 }
 
-/** The notification a payment's change sends (`id`: a fresh `evt_…`), shown on the payment as `notification_queued`. */
-export function paymentNotification(
+/** Shows on the payment that a notification was queued for its merchant (`updated_at` stays: nothing changed). */
+export function addNotificationQueued(payment: PaymentResource, type: string, eventId: string, now: Date): void {
+  if (payment.events.length >= MAX_EVENTS) return;
+  payment.events.push({ at: now.toISOString(), type: 'notification_queued', message: `${type} ${eventId}` });
+}
+
+/** The notification a payment's change sends (its id from `uuid`), shown on the payment as `notification_queued`. */
+function paymentNotification(
   payment: PaymentResource,
   merchantId: string,
   type: NotificationEvent['type'],
-  id: string,
+  uuid: string,
   now: Date,
 ): NotificationEvent | undefined {
   const sent = payment.events.filter((e) => e.type === 'notification_queued').length;
   if (sent >= MAX_NOTIFICATIONS_PER_SUBJECT) return undefined;
-  const event: NotificationEvent = {
-    id,
-    type,
-    created_at: now.toISOString(),
-    merchant_id: merchantId,
-    data: { object: JSON.parse(JSON.stringify(payment)) as PaymentResource },
-  };
-  if (payment.events.length < MAX_EVENTS) {
-    payment.events.push({ at: now.toISOString(), type: 'notification_queued', message: `${type} ${id}` });
-  }
+  const event = newNotificationEvent(uuid, type, merchantId, payment, now);
+  addNotificationQueued(payment, type, event.id, now);
   return event;
 }
 
@@ -107,13 +106,13 @@ export function withLateCallback(
   merchantId: string,
   callback: ProviderCallback,
   now: Date,
-  newEventId: () => string,
+  newUuid: () => string,
 ): { payment: PaymentResource; notification?: NotificationEvent } {
   const changed = JSON.parse(JSON.stringify(payment)) as PaymentResource;
   const note = callbackNote(changed, callback);
   if (!note) return { payment: changed };
   const added = addPaymentEvent(changed, note, now);
   if (!added || note.type !== 'callback_contradicting') return { payment: changed };
-  const notification = paymentNotification(changed, merchantId, 'payment.late_callback', newEventId(), now);
+  const notification = paymentNotification(changed, merchantId, 'payment.late_callback', newUuid(), now);
   return notification ? { payment: changed, notification } : { payment: changed };
 }

@@ -25,8 +25,7 @@ export async function recordLateCallback(
     );
     const row = rows[0];
     if (!row || !isTerminal(row.resource.status)) return false;
-    const newEventId = () => `evt_${randomUUID().replace(/-/g, '')}`;
-    const { payment, notification } = withLateCallback(row.resource, row.merchant_id, callback, now, newEventId);
+    const { payment, notification } = withLateCallback(row.resource, row.merchant_id, callback, now, randomUUID);
     await client.query('UPDATE payments SET resource = $2, updated_at = $3, revision = revision + 1 WHERE id = $1', [
       paymentId,
       JSON.stringify(payment),

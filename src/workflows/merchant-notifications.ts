@@ -1,4 +1,5 @@
 import { uuid4 } from '@temporalio/workflow';
+import { newNotificationEvent } from '../domain/notification';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
 import { MAX_NOTIFICATIONS_PER_SUBJECT } from '../domain/payment-events';
 import { workflowTime } from './time';
@@ -24,13 +25,7 @@ export class Notifier {
   emit(type: NotificationType, object: NotificationEvent['data']['object']): NotificationEvent | undefined {
     if (this.emitted >= MAX_NOTIFICATIONS_PER_SUBJECT) return undefined;
     this.emitted += 1;
-    const event: NotificationEvent = {
-      id: `evt_${uuid4().replace(/-/g, '')}`,
-      type,
-      created_at: workflowTime().toISOString(),
-      merchant_id: this.merchantId,
-      data: { object: JSON.parse(JSON.stringify(object)) as typeof object },
-    };
+    const event = newNotificationEvent(uuid4(), type, this.merchantId, object, workflowTime());
     this.outbox.queue(event);
     return event;
   }

@@ -12,7 +12,7 @@ import type {
   StatusCheck,
 } from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
-import { MAX_EVENTS, addPaymentEvent, answerMismatch, callbackNote } from '../domain/payment-events';
+import { addNotificationQueued, addPaymentEvent, answerMismatch, callbackNote } from '../domain/payment-events';
 import { approvalOutcome, approvalRefusal } from '../domain/approval-rules';
 import type { Approval, ApprovalInput, ApprovalState } from '../domain/approval-rules';
 
@@ -333,8 +333,7 @@ export class PaymentState {
    * (nothing about the payment changed); at most a few per payment (the notifier caps them).
    */
   notificationQueued(type: string, eventId: string, now: Date): void {
-    if (this.resource.events.length >= MAX_EVENTS) return;
-    this.resource.events.push({ at: now.toISOString(), type: 'notification_queued', message: `${type} ${eventId}` });
+    addNotificationQueued(this.resource, type, eventId, now);
   }
 
   /** Why a callback cannot be this payment's at all: another amount, or another transaction than acknowledged. */
