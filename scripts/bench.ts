@@ -34,7 +34,8 @@ async function main(): Promise<number> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  log(`commit ${execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim()}`);
+  // The runtime moves the figures as much as the code does (the worker's CPU per payment, its RSS): print both.
+  log(`commit ${execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim()}, Node.js ${process.version}`);
   const stack = await startStack(settings);
   const workers = stack.workerPids.length;
   // With several workers a worker's RSS is the largest one's, and its CPU the sum of theirs.

@@ -4,7 +4,7 @@
 // `--out <file>` writes the bundle elsewhere than dist/ (the tests do).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
@@ -75,6 +75,7 @@ async function bundle(out: string, inputsFile: string): Promise<void> {
   writeFileSync(out, code);
   // webpack lists directories it resolved through among its files, and the entry point it generated in memory.
   const files = [...read.files, ...BUILD_INPUTS].filter(isFile);
+  refuseSchemaLibrary(files);
   const inputs: BundleInputs = {
     bundle: sha256(out),
     files: Object.fromEntries(files.sort().map((file) => [file, sha256(file)])),
@@ -89,6 +90,22 @@ async function bundle(out: string, inputsFile: string): Promise<void> {
   }
   writeFileSync(inputsFile, `${JSON.stringify(inputs, null, 1)}\n`);
   process.stdout.write(`build: workflow bundle ${show(out)} (${size})\n`);
+}
+
+/**
+ * Refuses a bundle that carries zod: every workflow evaluates the bundle in its sandbox, and zod there (one value
+ * import of a schema module) cost each payment a third more worker CPU and the worker 100 MB more memory. Workflows
+ * import domain modules that define no schemas (types come through `import type`, which the bundle never sees).
+ */
+function refuseSchemaLibrary(files: string[]): void {
+  if (!files.some((file) => file.includes(`${sep}node_modules${sep}zod${sep}`))) return;
+  const importers = files.filter(
+    (file) => file.includes(`${sep}src${sep}`) && /^import (?!type )[^;]*from 'zod'/m.test(readFileSync(file, 'utf8')),
+  );
+  throw new Error(
+    `the workflow bundle includes zod, through ${importers.map(show).join(', ') || 'a dependency'}: ` +
+      'workflows must import only modules that define no schemas (move what they need to a zod-free domain module)',
+  );
 }
 
 /** Bundles the workflow code into `out`, unless the bundle there was made from the files as they are now. */

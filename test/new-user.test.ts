@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, join, resolve, sep } from 'node:path';
 import { after, describe, it } from 'node:test';
 
 // What a new user meets before the first payment: set-up on their platform, and how long `npm start` takes.
@@ -229,6 +229,12 @@ describe('build', () => {
     ]) {
       assert.ok(recorded.includes(join(root, 'src', file)), `${file} is an input`);
     }
+    // No schema library in the sandbox: the build refuses a bundle with zod (it cost a third more worker CPU).
+    assert.deepEqual(
+      recorded.filter((file) => file.includes(`${sep}node_modules${sep}zod${sep}`)),
+      [],
+      'zod is not in the workflow bundle',
+    );
 
     assert.match(bundle(), /is up to date \(none of its \d+ input files changed\)/);
     assert.equal(statSync(out).mtimeMs, built, 'the bundle is kept');

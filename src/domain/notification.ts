@@ -34,22 +34,3 @@ export const notificationEventSchema = z.strictObject({
 });
 
 export type NotificationEvent = z.infer<typeof notificationEventSchema>;
-
-/**
- * A notification event about `object` as it stands now (copied), with an id from `uuid` (a workflow's or a random one).
- */
-export function newNotificationEvent(
-  uuid: string,
-  type: NotificationType,
-  merchantId: string,
-  object: NotificationEvent['data']['object'],
-  now: Date,
-): NotificationEvent {
-  return {
-    id: `evt_${uuid.replace(/-/g, '')}`,
-    type,
-    created_at: now.toISOString(),
-    merchant_id: merchantId,
-    data: { object: JSON.parse(JSON.stringify(object)) as typeof object },
-  };
-}

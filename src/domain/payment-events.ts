@@ -1,7 +1,7 @@
 import { CALLBACK_EVENT_TYPES, isTerminal } from './payment-model';
 import type { PaymentEvent, PaymentResource, ProviderCallback } from './payment-model';
 import { toMinorUnits } from './money';
-import { newNotificationEvent } from './notification';
+import { newNotificationEvent } from './notification-event';
 import type { NotificationEvent } from './notification';
 
 // A payment's events, as its workflow records them and as the server records a callback that comes after the workflow

@@ -1,5 +1,5 @@
 import { uuid4 } from '@temporalio/workflow';
-import { newNotificationEvent } from '../domain/notification';
+import { newNotificationEvent } from '../domain/notification-event';
 import type { NotificationEvent, NotificationType } from '../domain/notification';
 import { MAX_NOTIFICATIONS_PER_SUBJECT } from '../domain/payment-events';
 import { workflowTime } from './time';
