@@ -109,6 +109,28 @@ describe('records migrations', () => {
     assert.equal((await db.query("SELECT 1 FROM initiation_claims WHERE payment_id = 'pay_commit'")).rowCount, 1);
   });
 
+  it('fail a transaction whose connection is killed under it, and the process and the pool go on', async () => {
+    // PostgreSQL killed or stopped mid-transaction: pg fails the query and emits `error` on the connection, which
+    // ended the worker or the server before database.ts listened for it (the chaos run's PostgreSQL SIGKILL).
+    const db = pool(testEnvironment().databaseUrl);
+    const killer = new Client({ connectionString: testEnvironment().databaseUrl });
+    await killer.connect();
+    try {
+      await assert.rejects(
+        inTransaction(db, async (client) => {
+          const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+          await killer.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+          await client.query('SELECT pg_sleep(5)');
+        }),
+        /terminat/i,
+      );
+    } finally {
+      await killer.end();
+    }
+    const { rows } = await db.query<{ one: number }>('SELECT 1 AS one');
+    assert.equal(rows[0]?.one, 1, 'the pool opens a new connection for the next query');
+  });
+
   it('are found by the compiled code too: `node dist/db-migrate.js`, as compose runs it', async () => {
     assert.ok(existsSync(join(root, 'dist', 'records', 'migrations')), 'npm run build copied them');
     const url = await freshDatabase();

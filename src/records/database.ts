@@ -45,6 +45,10 @@ export function openDatabase(
 export async function inTransaction<T>(db: Database, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await db.connect();
   let broken: Error | undefined;
+  // pg fails the query of a connection that breaks while it is out (PostgreSQL stopped or killed) and also emits
+  // `error` on it, which the pool hears only while the connection is idle: unheard, that would end the process.
+  const onBreak = (err: Error) => (broken = err);
+  client.on('error', onBreak);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -60,6 +64,7 @@ export async function inTransaction<T>(db: Database, work: (client: PoolClient) 
     }
     throw err;
   } finally {
+    client.removeListener('error', onBreak);
     client.release(broken);
   }
 }

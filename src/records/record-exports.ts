@@ -84,11 +84,15 @@ async function streamRows(db: Database, text: string, values: unknown[]): Promis
     if (released) return;
     released = true;
     client.removeListener('end', onEnd);
+    client.removeListener('error', onBreak);
     // A connection that failed under the cursor is closed, not handed to the next query.
     client.release(err);
   };
   const onEnd = () => release(new Error('the connection ended during an export'));
   client.once('end', onEnd);
+  // A break is also emitted as `error` on the connection, which the pool hears only while it is idle (database.ts).
+  const onBreak = (err: Error) => (failure ??= err);
+  client.on('error', onBreak);
   rows.once('error', (err) => (failure = err));
   rows.once('close', () => release(failure));
   client.query(rows);
