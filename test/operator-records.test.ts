@@ -263,6 +263,10 @@ describe('records purge', () => {
     assert.ok((report.related.notification_events ?? 0) >= 1, JSON.stringify(report.related));
     const events = await db.query('SELECT 1 FROM notification_events WHERE subject = $1', [real.id]);
     assert.equal(events.rowCount, 0);
+    // So does the status answer that confirmed its callback.
+    assert.ok((report.related.confirmation_answers ?? 0) >= 1, JSON.stringify(report.related));
+    const answers = await db.query('SELECT 1 FROM confirmation_answers WHERE payment_id = $1', [real.id]);
+    assert.equal(answers.rowCount, 0);
     for (const id of [real.id, oldDone.id, ...items.map((i) => i.id)])
       assert.equal(await exists('payments', id), false, id);
     assert.equal(await exists('batches', realBatch.id), false);
@@ -286,7 +290,7 @@ describe('records purge', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(
       table.stdout,
-      /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions, \d+ notification_events: finished/,
+      /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions, \d+ notification_events, \d+ confirmation_answers: finished/,
     );
   });
 

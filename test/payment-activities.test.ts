@@ -197,6 +197,37 @@ describe('payment activities', () => {
     ]);
   });
 
+  it("a callback's confirmation run again (its workflow task tried again) answers the run's first final answer", async () => {
+    const transactionId = `tx-${randomUUID()}`;
+    let state: StatusCheck['state'] = 'pending';
+    const provider = fakeProvider({
+      checkStatus: () => Promise.resolve({ state, transactionId, statusCode: null, message: state }),
+    });
+    const activities = activitiesWith(provider);
+    const paymentId = `payment-acme-${randomUUID()}`;
+    const what = { paymentId, type: 'mobile_money_debit' as const, transactionId, heldTransactionId: transactionId };
+    /** The confirmation as a local activity of one run (each try hands it a result id of its own). */
+    const confirm = (runId: string) =>
+      new MockActivityEnvironment({ isLocal: true, workflowExecution: { workflowId: paymentId, runId } }).run<
+        [typeof what],
+        Signed<StatusCheck | null>,
+        (input: typeof what) => Promise<Signed<StatusCheck | null>>
+      >((input) => activities.checkPaymentStatus({ ...input, resultId: randomUUID() }), what);
+
+    assert.equal((await confirm('run-1')).body?.state, 'pending', 'an answer that settles nothing');
+    state = 'succeeded';
+    const first = await confirm('run-1');
+    assert.equal(first.body?.state, 'succeeded', 'is not kept: the next confirmation asks afresh');
+    // The provider reverses the payment before the workflow task that settled it is tried again.
+    state = 'failed';
+    const again = await confirm('run-1');
+    assert.deepEqual(again.body, first.body, 'the first final answer stands');
+    assert.equal(signatureProblem(signingKeys, again), undefined, 'signed anew for the activity that asked');
+    assert.equal((await confirm('run-2')).body?.state, 'failed', 'another run asks afresh');
+    // Reconciliation's checks are activities whose answers Temporal records: they always ask.
+    assert.equal((await checkStatus(activities, what)).body?.state, 'failed');
+  });
+
   it('a failed status query is retryable unless the provider definitely refused it', async () => {
     const activities = (verdict: 'unknown' | 'rejected') =>
       activitiesWith(

@@ -22,8 +22,9 @@ import { ProviderError } from '../provider/provider-errors';
 import { providerState } from '../provider/codes';
 import { providerReference } from '../provider/wire';
 import type { ProviderClient } from '../provider/provider-client';
+import { isUnreachable } from '../records/database';
 import type { Database } from '../records/database';
-import { bindTransaction, claimInitiation } from '../records/record-writes';
+import { bindTransaction, claimInitiation, keepFirstAnswer } from '../records/record-writes';
 import { signedResult } from './signed-results';
 import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
@@ -141,9 +142,33 @@ export function createPaymentActivities({
       if (check?.transactionId && check.transactionId !== input.heldTransactionId) {
         await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
       }
-      return signedResult(signingKeys, 'status-result', check, input.resultId);
+      return signedResult(signingKeys, 'status-result', await firstFinalAnswer(database, input, check), input.resultId);
     },
   };
+}
+
+/**
+ * A callback's confirmation runs again when its workflow task is tried again (a signal that came as the payment
+ * completed has Temporal refuse the completion), and the provider may have changed its mind in between (scenario 77's
+ * reversal): the run's first final answer about the transaction stands, so the payment settles as it did the first
+ * time, with the same record and notifications. An answer that settles nothing is not kept: the next callback asks
+ * afresh. With PostgreSQL unreachable the answer is the fresh one (the record write waits for it anyway).
+ */
+async function firstFinalAnswer(
+  database: Database,
+  input: StatusCheckInput,
+  check: StatusCheck | null,
+): Promise<StatusCheck | null> {
+  const { isLocal, workflowExecution } = Context.current().info;
+  const final = check?.state === 'succeeded' || check?.state === 'failed';
+  if (!isLocal || !final || workflowExecution === undefined) return check;
+  const key = { paymentId: input.paymentId, runId: workflowExecution.runId, transactionId: input.transactionId };
+  try {
+    return await keepFirstAnswer(database, key, check);
+  } catch (err) {
+    if (isUnreachable(err)) return check;
+    throw err;
+  }
 }
 
 /**

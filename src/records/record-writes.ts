@@ -218,6 +218,33 @@ export async function claimInitiation(
   return rows[0]?.run_id === runId && rows[0].execution === execution;
 }
 
+const KEEP_FIRST_ANSWER = `
+WITH inserted AS (
+  INSERT INTO confirmation_answers (payment_id, run_id, transaction_id, answer) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (payment_id, run_id, transaction_id) DO NOTHING RETURNING answer
+)
+SELECT answer FROM inserted
+UNION ALL
+SELECT answer FROM confirmation_answers WHERE payment_id = $1 AND run_id = $2 AND transaction_id = $3`;
+
+/** Which run's confirmations an answer belongs to, and the transaction they asked about (null: by our reference). */
+export interface ConfirmationKey {
+  paymentId: string;
+  runId: string;
+  transactionId: string | null;
+}
+
+/** Keeps the first status answer given under `key` and answers it: this one, or the one kept before. */
+export async function keepFirstAnswer<T>(db: Queryable, key: ConfirmationKey, answer: T): Promise<T> {
+  const { rows } = await db.query<{ answer: T }>(KEEP_FIRST_ANSWER, [
+    key.paymentId,
+    key.runId,
+    key.transactionId ?? '',
+    JSON.stringify(answer),
+  ]);
+  return rows.length > 0 ? (rows[0] as { answer: T }).answer : answer;
+}
+
 const BIND_TRANSACTION = `
 WITH inserted AS (
   INSERT INTO provider_transactions (transaction_id, payment_id) VALUES ($1, $2)
