@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import type { VerifyReport } from '../src/payments/record-verification';
+import { eventually } from '../src/local/eventually';
 import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
 import { readVersioned } from '../src/records/record-reads';
@@ -32,12 +35,37 @@ before(async () => {
   [lagging, deleted] = await Promise.all([create(), create()]);
   const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', batchBody(uniqueReference('b'), 2));
   assert.equal(created.status, 201);
-  batch = await waitForBatch(stack, created.body.id, (b) => b.status === 'completed');
+  batch = await closedBatch(created.body.id);
   [lagging, deleted] = await Promise.all([
     stack.waitForStatus(lagging.id, ['succeeded']),
     stack.waitForStatus(deleted.id, ['succeeded']),
   ]);
 });
+
+/**
+ * The batch as its closed workflow left it. It may show `completed` a moment earlier: a workflow task tried again (an
+ * item's report came as it completed) finishes it once more, at a later time.
+ */
+async function closedBatch(id: string): Promise<BatchProgress> {
+  await waitForBatch(stack, id, (b) => b.status === 'completed');
+  const connection = await Connection.connect({ address: testEnvironment().address });
+  try {
+    await eventually(
+      async () => {
+        const { workflowExecutionInfo } = await connection.workflowService.describeWorkflowExecution({
+          namespace: 'default',
+          execution: { workflowId: id },
+        });
+        const running = temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+        assert.notEqual(workflowExecutionInfo?.status, running);
+      },
+      { timeoutMs: 30_000, what: `batch ${id} closed` },
+    );
+  } finally {
+    await connection.close();
+  }
+  return waitForBatch(stack, id, (b) => b.status === 'completed');
+}
 
 after(async () => {
   await db.end();
