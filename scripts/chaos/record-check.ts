@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { canonicalJson } from '../../src/crypto/canonical-json';
 import { CALLBACK_EVENT_TYPES } from '../../src/domain/payment-model';
 import type { PaymentResource } from '../../src/domain/payment-model';
@@ -63,6 +64,37 @@ async function readStates(client: Client, ids: string[], batchId: string, states
     }
   };
   await Promise.all(Array.from({ length: READERS }, reader));
+}
+
+/**
+ * Where a workflow whose record still differs stands: its status, its pending workflow task's attempt, and its workflow
+ * tasks and markers with their times (a task that failed or timed out names why). A diagnosis printed with the
+ * problem, not a verdict.
+ */
+async function whereItStands(client: Client, id: string): Promise<string> {
+  try {
+    const handle = client.workflow.getHandle(id);
+    const { status, raw } = await handle.describe();
+    const task = raw.pendingWorkflowTask;
+    const events = (await handle.fetchHistory()).events ?? [];
+    const steps = events
+      .map((event) => {
+        const name = temporal.api.enums.v1.EventType[event.eventType ?? 0]?.replace(/^EVENT_TYPE_/, '') ?? '?';
+        const at = new Date(
+          Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6),
+        );
+        const failed = event.workflowTaskFailedEventAttributes;
+        const why = failed ? ` (${String(failed.cause)}: ${failed.failure?.message ?? ''})` : '';
+        return /WORKFLOW_TASK_(STARTED|FAILED|TIMED_OUT)|MARKER|SIGNALED|COMPLETED$/.test(name)
+          ? `${at.toISOString().slice(17, 23)} ${name}${why}`
+          : undefined;
+      })
+      .filter((step) => step !== undefined);
+    const pending = task ? `, workflow task attempt ${task.attempt ?? 1} pending` : '';
+    return `workflow ${status.name.toLowerCase()}${pending}; ${steps.join(', ')}`;
+  } catch (err) {
+    return `workflow not described: ${err instanceof Error ? err.message : String(err)}`;
+  }
 }
 
 function selectRows(db: Database, table: 'payments' | 'batches', ids: string[]) {
@@ -176,6 +208,8 @@ export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdi
   const back = input.paymentIds.filter((id) => regressed(rows.get(id), input.answered.get(id)));
   const differing = ids.filter((id) => rows.has(id) && finals.has(id) && !isEqual(id));
   const equal = ids.filter(isEqual).length;
+  const standing = new Map<string, string>();
+  for (const id of differing.slice(0, 10)) standing.set(id, await whereItStands(input.client, id));
   const list = (label: string, values: string[]) =>
     values.length ? [`records ${label} ${values.length}: ${values.slice(0, 10).join(', ')}`] : [];
   return {
@@ -188,7 +222,7 @@ export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdi
       ...list('regressed (behind what GET answered)', back),
       ...list(
         'differing from their workflow',
-        differing.map((id) => `${id} (${difference(rows.get(id), finals.get(id))})`),
+        differing.map((id) => `${id} (${difference(rows.get(id), finals.get(id))}; ${standing.get(id) ?? ''})`),
       ),
       ...list('whose workflow could not be read', unreadable),
     ],
