@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { ensureDatabase } from '../src/local/postgres';
-import { inTransaction, migrate, openDatabase } from '../src/records/database';
+import { inTransaction, isUnreachable, migrate, openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
 import { testEnvironment } from './support/test-stack';
 
@@ -129,6 +129,8 @@ describe('records migrations', () => {
     }
     const { rows } = await db.query<{ one: number }>('SELECT 1 AS one');
     assert.equal(rows[0]?.one, 1, 'the pool opens a new connection for the next query');
+    // A query on such a connection is refused by pg itself: that too says PostgreSQL cannot serve now (a 503).
+    assert.ok(isUnreachable(new Error('Client has encountered a connection error and is not queryable')));
   });
 
   it('are found by the compiled code too: `node dist/db-migrate.js`, as compose runs it', async () => {

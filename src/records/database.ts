@@ -136,10 +136,13 @@ const UNAVAILABLE_SQLSTATE = /^(08|53|57P)/;
 export function isUnreachable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = 'code' in err && typeof err.code === 'string' ? err.code : '';
-  // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it.
+  // Refused, timed out or dropped before the database answered: a socket error, or pg's own words for it (a query
+  // on a connection that broke while it was checked out is refused as not queryable).
   const unreachable =
     /^E[A-Z]+$/.test(code) ||
-    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(err.message);
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout|is not queryable/i.test(
+      err.message,
+    );
   return unreachable || UNAVAILABLE_SQLSTATE.test(code);
 }
 
