@@ -8,6 +8,7 @@ import type { Payload } from '@temporalio/common';
 import { parseKeyring } from '../src/crypto/keyring';
 import type { BatchProgress, ItemSettled } from '../src/domain/batch-model';
 import type { BatchCarry } from '../src/domain/batch-progress';
+import type { Signed } from '../src/domain/signed';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { connectClient } from '../src/temporal/temporal-client';
 import { itemSettledSignal } from '../src/workflows/definitions';
@@ -91,7 +92,9 @@ async function unsettledItems(body: ReturnType<typeof batchBody>): Promise<strin
  * Each batch run's reports, accounted for: the items in flight it continued with must be those it started with, plus
  * those it started, less those that reported to it. A report a run received and did not carry is lost there.
  */
-async function reportTrail(batchId: string): Promise<{ matched: number; lost: number; text: string }> {
+async function reportTrail(
+  batchId: string,
+): Promise<{ matched: number; lost: number; text: string; carriedNonces: number }> {
   const converter = client.options.loadedDataConverter;
   const decoded = async (payloads: Payload[] | null | undefined): Promise<unknown[]> => {
     let plain = payloads ?? [];
@@ -101,6 +104,7 @@ async function reportTrail(batchId: string): Promise<{ matched: number; lost: nu
   const lines: string[] = [];
   let lost = 0;
   let matched = 0;
+  let carriedNonces = 0;
   const runs: string[] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = "${batchId}"` })) runs.push(run.runId);
   for (const runId of runs) {
@@ -116,7 +120,8 @@ async function reportTrail(batchId: string): Promise<{ matched: number; lost: nu
       if (child) inFlight.add(child);
       const signal = e.workflowExecutionSignaledEventAttributes;
       if (signal?.signalName === itemSettledSignal.name) {
-        const [report] = (await decoded(signal.input?.payloads)) as ItemSettled[];
+        // Reports arrive signed: the report is the message's body.
+        const report = ((await decoded(signal.input?.payloads)) as (Signed<ItemSettled> | undefined)[])[0]?.body;
         if (report && inFlight.delete(report.paymentId)) reportedAt.set(report.paymentId, index);
       }
     }
@@ -127,6 +132,9 @@ async function reportTrail(batchId: string): Promise<{ matched: number; lost: nu
       lines.push(`${summary}, still running with ${inFlight.size} in flight by its events`);
       continue;
     }
+    const nextNonces = ((await decoded(last.input?.payloads))[1] as { nonces?: Record<string, string> } | undefined)
+      ?.nonces;
+    carriedNonces = Math.max(carriedNonces, Object.keys(nextNonces ?? {}).length);
     const next = new Set(Object.keys(await carried(last.input?.payloads)));
     const dropped = [...next].filter((id) => reportedAt.has(id));
     lost += dropped.length;
@@ -139,7 +147,7 @@ async function reportTrail(batchId: string): Promise<{ matched: number; lost: nu
       lines.push(`  ${id} reported at event ${at + 1}; from 8 events before to the end: ${around.join(', ')}`);
     }
   }
-  return { matched, lost, text: lines.join('\n') };
+  return { matched, lost, text: lines.join('\n'), carriedNonces };
 }
 
 // Beside the other files (scripts/test.ts), on a loaded machine: about 2 minutes alone, more when they are busy.
@@ -229,8 +237,10 @@ it(
     // A report that never arrived is the item check's to find (BATCH_ITEM_CHECK_INTERVAL); the output tells.
     const trail = await reportTrail(id);
     process.stdout.write(
-      `# ${ITEMS} items, ${runs.length} batch runs; reports received for an item in flight ${trail.matched}, not carried by their run ${trail.lost} (the next run asks after them)\n`,
+      `# ${ITEMS} items, ${runs.length} batch runs; reports received for an item in flight ${trail.matched}, not carried by their run ${trail.lost} (the next run asks after them); at most ${trail.carriedNonces} nonces carried\n`,
     );
     if (trail.lost > 0) process.stdout.write(`# ${trail.text.split('\n').join('\n# ')}\n`);
+    // An outcome report's nonce is not carried (the tally refuses a repeat): no run hands on one per item.
+    assert.ok(trail.carriedNonces < 20, `a continued run carried ${trail.carriedNonces} nonces`);
   },
 );

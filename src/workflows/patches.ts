@@ -16,11 +16,20 @@ export interface WorkflowPatch {
 }
 
 /**
- * Every patch of the workflows since 1.0, oldest first. None yet: 1.0 is the code test/histories/1.0 recorded, which
- * CI replays for good; each later change to src/workflows/ (or the domain code it imports) adds an entry here and
- * takes its new path only where `isPatched(id)` says so.
+ * Every patch of the workflows since 1.0, oldest first. 1.0 is the code test/histories/1.0 recorded, which CI replays
+ * for good; each later change to src/workflows/ (or the domain code it imports) adds an entry here and takes its new
+ * path only where `isPatched(id)` says so.
  */
-export const PATCHES = [] as const satisfies readonly WorkflowPatch[];
+export const PATCHES = [
+  {
+    id: 'batch-outcome-reports-by-tally',
+    date: '2026-11-28',
+    change:
+      "A batch no longer remembers the nonce of an item's outcome report (its tally counts an outcome once anyway), " +
+      'only of a provider-wide error report, so its carried state stays small whatever the number of items.',
+    deprecateWhen: 'every payout batch started on 1.0 has closed',
+  },
+] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */
 export type PatchId = (typeof PATCHES)[number]['id'];

@@ -38,6 +38,7 @@ import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
 import { UNTRUSTED_RESULT, handlerRefusal, trustedBatchInput, trustedResult } from './trust';
+import { isPatched } from './patches';
 import { versioned } from './versioning';
 import { Notifier } from './merchant-notifications';
 import { batchRecords } from './record-writer';
@@ -91,7 +92,12 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
   setHandler(itemSettledSignal, (report) => {
     const refusal = handlerRefusal(report, 'batch-item-report', nonces);
     if (refusal) return log.warn('an item report was refused', { refusal });
-    nonces.remember(report, workflowTime());
+    // The tally counts an item's outcome once whatever its nonce; only a report it cannot refuse again (a provider-wide
+    // error on an item still in flight, which the halt watch counts) is remembered. Every nonce is kept an hour and
+    // carried across continue-as-new: one per item made a 100,000-item batch's carried state outgrow a payload.
+    if (report.body.status === 'in_flight' || !isPatched('batch-outcome-reports-by-tally')) {
+      nonces.remember(report, workflowTime());
+    }
     counted(report.body);
   });
   setHandler(
