@@ -148,10 +148,10 @@ export function createPaymentActivities({
 }
 
 /**
- * A callback's confirmation runs again when its workflow task is tried again (a signal that came as the payment
- * completed has Temporal refuse the completion), and the provider may have changed its mind in between (scenario 77's
- * reversal): the run's first final answer about the transaction stands, so the payment settles as it did the first
- * time, with the same record and notifications. An answer that settles nothing is not kept: the next callback asks
+ * A callback's confirmation runs again when its workflow task's code runs again (the task tried again, or completed
+ * as a heartbeat while its local activities took long), and the provider may have changed its mind in between
+ * (scenario 77's reversal): the run's first final answer about the transaction stands, so the payment settles as it
+ * did the first time, with the same record and notifications. An answer that settles nothing is not kept: the next callback asks
  * afresh. With PostgreSQL unreachable the answer is the fresh one (the record write waits for it anyway).
  */
 async function firstFinalAnswer(
