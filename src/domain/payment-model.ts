@@ -145,6 +145,15 @@ export const INITIATION_TIMEOUT_MS = 120_000;
  * yet, so waiting is safe, and part of the initiation's INITIATION_TIMEOUT_MS.
  */
 export const VAULT_WAIT_MS = 15_000;
+
+/**
+ * A payment's workflow task time-out. Its local activities (the initiation, a callback's confirmation, record writes)
+ * run inside one task; past 80 % of this the SDK completes the task as a heartbeat and the workflow's code runs again,
+ * while what those activities wrote stays as the first execution wrote it (record and workflow then disagree). 30 s
+ * keeps the waits of an outage (VAULT_WAIT_MS, a record write's 10 s) inside one task; the price is that a task handed
+ * to a worker as it dies waits 30 s, not 10, before another worker takes it.
+ */
+export const PAYMENT_TASK_TIMEOUT = '30s';
 /** How soon a worker that died mid-initiation or mid-status-check is noticed: the activities heartbeat well within it. */
 export const PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS = 10_000;
 

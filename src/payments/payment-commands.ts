@@ -12,7 +12,7 @@ import type {
   ProviderCallback,
   ResolveInput,
 } from '../domain/payment-model';
-import { newPaymentResource } from '../domain/payment-model';
+import { PAYMENT_TASK_TIMEOUT, newPaymentResource } from '../domain/payment-model';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import {
   callbackSignal,
@@ -169,6 +169,7 @@ export class PaymentCommands {
       args: [this.sign('payment', paymentId, input)],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowTaskTimeout: PAYMENT_TASK_TIMEOUT,
       memo: { fingerprint },
       staticSummary: paymentSummary(request),
       staticDetails: paymentStaticDetails(merchantId, request, input.createdAt),

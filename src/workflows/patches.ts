@@ -29,6 +29,14 @@ export const PATCHES = [
       'only of a provider-wide error report, so its carried state stays small whatever the number of items.',
     deprecateWhen: 'every payout batch started on 1.0 has closed',
   },
+  {
+    id: 'item-task-timeout',
+    date: '2026-11-28',
+    change:
+      "A batch starts its items with the single payments' workflow task time-out (PAYMENT_TASK_TIMEOUT, 30 s): a " +
+      "10 s task heartbeat re-ran an item's code while its local activities' writes stayed, so records and workflows disagreed.",
+    deprecateWhen: 'every payout batch started on 1.0 has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

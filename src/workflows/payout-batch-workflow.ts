@@ -22,7 +22,7 @@ import type { BatchControl, BatchInput, BatchItem, BatchProgress, ItemSettled } 
 import { SeenNonces } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
-import { batchItemInput } from '../domain/payment-model';
+import { PAYMENT_TASK_TIMEOUT, batchItemInput } from '../domain/payment-model';
 import type { BatchCarry } from '../domain/batch-progress';
 import { approvalAndStart, waitingDetails } from './batch-approval';
 import { BatchState } from './batch-state';
@@ -275,6 +275,7 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
       // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      ...(isPatched('item-task-timeout') ? { workflowTaskTimeout: PAYMENT_TASK_TIMEOUT } : {}),
       staticSummary: paymentSummary(request),
       staticDetails: paymentStaticDetails(input.merchantId, request, payment.createdAt),
       typedSearchAttributes: paymentSearchAttributes(payment),
