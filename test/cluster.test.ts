@@ -254,14 +254,18 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const upAt = Date.now();
   log(`2 workers and 2 API servers up in ${((upAt - started) / 1000).toFixed(1)}s`);
 
-  // The load: every type and scenario ROUNDS times, merchants on server A, in small waves over about 15 s.
+  // The load: every type and scenario ROUNDS times, merchants on server A, in small waves over about 15 s. Its last
+  // wave waits for the kill and the restarts, however slow a loaded machine makes them, so each happens mid-load.
   const created: Created[] = [];
+  let chaosDone: () => void = () => {};
+  const chaosOver = new Promise<void>((resolve) => (chaosDone = resolve));
   const all = Array.from({ length: ROUNDS }, () =>
     TYPES.flatMap((type) => Object.keys(SCENARIOS).map((scenario) => ({ type, scenario }))),
   ).flat();
   const load = (async () => {
     for (let i = 0; i < all.length; i += WAVE) {
       const wave = all.slice(i, i + WAVE);
+      if (i + WAVE >= all.length) await chaosOver;
       await Promise.all([
         ...wave.map(async ({ type, scenario }) => {
           const payment = await createPayment(urlA, paymentRequest(type, scenario));
@@ -279,6 +283,7 @@ it('two workers and two API servers on a real cluster settle every payment throu
   const during: number[] = [];
   const chaos = (async () => {
     await sleep(3000);
+    while (created.length === 0) await sleep(100);
     await stopProcess(worker1, 'SIGKILL');
     kills++;
     during.push(created.length);
@@ -297,6 +302,7 @@ it('two workers and two API servers on a real cluster settle every payment throu
     restarts++;
     during.push(created.length);
     log(`server B restarted with ${created.length} payments created`);
+    chaosDone();
   })();
   await Promise.all([load, chaos]);
   const loadDone = Date.now();
