@@ -11,6 +11,7 @@ import type { Stack } from './support/test-stack';
 
 // The server answers a payment or batch only when its record is that id and of that merchant: a row planted in
 // PostgreSQL under one id with another's resource, or under another merchant, answers 404 and is logged as an anomaly.
+// A running batch's record answers when Temporal cannot, with its items counted from their own records.
 
 const logText: string[] = [];
 const logStream = new Writable({
@@ -144,5 +145,54 @@ describe('answers are what was asked for', () => {
     assert.ok(
       anomalies().some((line) => line.requested === transplanted && line.found?.id === `batch-other-${reference}`),
     );
+  });
+});
+
+describe('a running batch Temporal cannot answer', () => {
+  it('answers its record with the items counted from their own records, not the record’s last tenth', async () => {
+    const reference = `norun-${suffix()}`;
+    const id = `batch-acme-${reference}`;
+    // No workflow has this id: the record says running, its items as they stood when it last wrote (none done).
+    const tally = (count: number, amount: number) => ({ count, amount });
+    const running: BatchProgress = {
+      ...batchResource(id, reference),
+      status: 'running',
+      finished_at: null,
+      total: tally(3, 30),
+      items: {
+        not_started: tally(3, 30),
+        in_flight: tally(0, 0),
+        succeeded: tally(0, 0),
+        failed: tally(0, 0),
+        needs_review: tally(0, 0),
+      },
+    };
+    await plantBatch(id, 'acme', running);
+    const item = paymentRequest('bank_credit', '00');
+    for (const [n, status] of [
+      [1, 'succeeded'],
+      [2, 'failed'],
+    ] as const) {
+      const itemReference = `${reference}-${n}`;
+      const resource = { id: `payment-acme-${itemReference}`, reference: itemReference, type: item.type, amount: 10 };
+      await db.query(
+        `INSERT INTO payments (id, merchant_id, type, reference, status, amount, resource, revision, batch_id,
+                               created_at, updated_at)
+         VALUES ($1, 'acme', $2, $3, $4, 10, $5, 1, $6, now() - interval '2 seconds', now())`,
+        [resource.id, item.type, itemReference, status, JSON.stringify({ ...resource, status }), id],
+      );
+    }
+
+    const answer = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${id}`);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.body.status, 'running');
+    assert.deepEqual(answer.body.items, {
+      not_started: tally(1, 10),
+      in_flight: tally(0, 0),
+      succeeded: tally(1, 10),
+      failed: tally(1, 10),
+      needs_review: tally(0, 0),
+    });
+    assert.ok((answer.body.pace?.items_per_second ?? 0) > 0, JSON.stringify(answer.body.pace));
   });
 });

@@ -25,7 +25,7 @@ import type { Database } from '../records/database';
 import { takeKey } from '../records/idempotency-keys';
 import { insertBatchItems } from '../records/batch-items';
 import { readBatch } from '../records/record-reads';
-import { withPace } from './batch-figures';
+import { readBatchFigures, withPace } from './batch-figures';
 import { boundAnswer } from './bound-answers';
 import { requestFingerprint } from './fingerprint';
 import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
@@ -170,7 +170,8 @@ export class Batches {
   /**
    * The batch's progress: its record once it has finished (kept whatever Temporal has kept; no query, no worker
    * needed). A running batch's record is written at each change of status and every tenth of its items, so while it
-   * runs its workflow answers, item by item; the record still does when Temporal cannot (no worker, history gone).
+   * runs its workflow answers, item by item; when Temporal cannot (no worker, a query past its deadline, history
+   * gone), the record does, its items counted from their own records.
    */
   async read(batchId: string): Promise<BatchProgress> {
     const records = this.options.records;
@@ -178,10 +179,15 @@ export class Batches {
     if (!record) return this.get(batchId);
     const recorded = boundAnswer(batchId, record.batch, record.merchantId);
     if (isBatchClosed(recorded.status)) return recorded;
-    const progress = await this.get(batchId).catch((err: unknown) => {
-      if (err instanceof AppError && err.kind !== 'conflict') return recorded;
-      throw err;
-    });
+    let progress: BatchProgress;
+    try {
+      progress = await this.get(batchId);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.kind === 'conflict') throw err;
+      // The batch's record alone would step back to its last tenth after the workflow's item-by-item count.
+      const { batch, pace } = await readBatchFigures(records, batchId);
+      return { ...batch, pace };
+    }
     return withPace(records, progress);
   }
 
