@@ -1,8 +1,9 @@
 // Runs the whole test suite against one real Temporal dev server, one Redis, one PostgreSQL (a migrated database the
 // test files share: ids are unique per test) and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
@@ -26,6 +27,8 @@ interface RunResult {
   failed: number;
   /** The output of a runner whose output was held back. */
   output: string;
+  /** Each file's wall-clock seconds (scripts/test-file-times.ts). */
+  fileSeconds: Map<string, number>;
 }
 
 /**
@@ -33,13 +36,15 @@ interface RunResult {
  * `timeoutMs` bounds each file as well as each test (the runner gives a file the same limit).
  */
 function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, timeoutMs: number): Promise<RunResult> {
-  if (files.length === 0) return Promise.resolve({ code: 0, passed: 0, failed: 0, output: '' });
+  if (files.length === 0) return Promise.resolve({ code: 0, passed: 0, failed: 0, output: '', fileSeconds: new Map() });
   const reporter = !holdOutput && process.stdout.isTTY ? 'spec' : 'tap';
+  const timesFile = join(mkdtempSync(join(tmpdir(), 'test-times-')), 'file-times.tsv');
   const child = spawn(
     process.execPath,
     [
       '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${timeoutMs}`,
-      `--test-reporter=${reporter}`, ...files,
+      `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
+      '--test-reporter=./scripts/test-file-times.ts', `--test-reporter-destination=${timesFile}`, ...files,
     ], // prettier-ignore
     {
       cwd: root,
@@ -62,9 +67,35 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, 
       const plain = stripVTControlCharacters(tail);
       const count = (word: string) => Number(new RegExp(`^(?:# |ℹ )${word} (\\d+)\r?$`, 'm').exec(plain)?.[1] ?? 0);
       // A test cut off by its time-out is `cancelled`, not `fail`: it failed all the same.
-      resolveRun({ code: c ?? 1, passed: count('pass'), failed: count('fail') + count('cancelled'), output });
+      resolveRun({
+        code: c ?? 1,
+        passed: count('pass'),
+        failed: count('fail') + count('cancelled'),
+        output,
+        fileSeconds: readFileSeconds(timesFile),
+      });
     });
   });
+}
+
+function readFileSeconds(path: string): Map<string, number> {
+  if (!existsSync(path)) return new Map();
+  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  return new Map(
+    lines.map((line) => {
+      const [seconds, file] = line.split('\t');
+      return [relative(root, file ?? ''), Number(seconds)];
+    }),
+  );
+}
+
+/** The slowest files, so a suite that outgrows its time says where the time went. */
+function slowestFiles(results: RunResult[], count = 10): string {
+  const all = results.flatMap((r) => [...r.fileSeconds]).sort((a, b) => b[1] - a[1]);
+  return all
+    .slice(0, count)
+    .map(([file, seconds]) => `  ${seconds.toFixed(1).padStart(6)} s  ${file}`)
+    .join('\n');
 }
 
 async function main(): Promise<number> {
@@ -114,6 +145,9 @@ async function main(): Promise<number> {
     process.stdout.write(`[test] ${alongside.join(', ')}, run alongside the others:\n${second.output}`);
   }
   const code = first.code !== 0 ? first.code : second.code;
+  const slowest = slowestFiles([first, second]);
+  if (slowest)
+    process.stdout.write(`[test] the slowest files (wall clock, each from its process start):\n${slowest}\n`);
   if (main.length > 0 && alongside.length > 0) {
     process.stdout.write(`tests: ${first.passed + second.passed} passed, ${first.failed + second.failed} failed\n`);
   }
