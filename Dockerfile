@@ -1,6 +1,7 @@
 # The worker, the server and the sandbox in one image: compiled JavaScript from dist/ on Node.js LTS, production
 # dependencies only, as the unprivileged `node` user. docker-compose.yml runs each with its own command:
-#   node dist/server.js · node --max-old-space-size=160 --max-semi-space-size=4 dist/worker.js · node dist/sandbox/main.js
+#   node dist/server.js · MALLOC_ARENA_MAX=2 node --max-old-space-size=160 --max-semi-space-size=4 dist/worker.js
+#   · node dist/sandbox/main.js
 #   · node dist/db-migrate.js (the records' migrations, which `npm run build` copies into dist/records/migrations)
 # NODE_VERSION matches tools/cluster-versions.json (`node`); test/compose.test.ts checks that they agree.
 ARG NODE_VERSION=26

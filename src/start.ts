@@ -7,7 +7,7 @@ import { withoutPassword } from './config/setting-parsers';
 import { productionProblems } from './config/production-rules';
 import { serverSchema, startSchema, workerSchema } from './config/process-settings';
 import type { StartConfig } from './config/process-settings';
-import { WORKER_COMMAND, WORKER_SCRIPT } from './local/build-outputs';
+import { WORKER_COMMAND, WORKER_ENV, WORKER_SCRIPT } from './local/build-outputs';
 import { generateKeyEntry } from './crypto/keyring';
 import { newWebhookSecret } from './crypto/webhook-secrets';
 import { operatorNameFrom } from './domain/operator';
@@ -224,7 +224,7 @@ async function startAll(
   }
   if (!existsSync(WORKER_SCRIPT)) throw new Error('the worker is not built: run `npm run build`');
   const shownDatabase = await database;
-  supervisor.launch('worker', [...WORKER_COMMAND]);
+  supervisor.launch('worker', [...WORKER_COMMAND], WORKER_ENV);
   const server = supervisor.launch('server', tsx('server.ts'));
   await waitForHttp(`http://127.0.0.1:${config.PORT}/healthz`, server, 'server');
   return { devServer, database: shownDatabase };

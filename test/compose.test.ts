@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { parseConfig } from '../src/config/config-loading';
 import { serverSchema, workerSchema } from '../src/config/process-settings';
 import { generateKeyEntry } from '../src/crypto/keyring';
-import { WORKER_NODE_FLAGS } from '../src/local/build-outputs';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../src/local/build-outputs';
 import { writeClusterAuth } from '../src/local/cluster-auth';
 import { NAMESPACE_RETENTION } from '../src/local/cluster-launcher';
 import { clusterVersions } from '../src/local/cluster-versions';
@@ -195,6 +195,13 @@ describe('docker-compose.yml, as Docker Compose reads it', () => {
       assert.doesNotMatch(command, /npm|tsx/);
     }
     assert.deepEqual(service('worker').command, ['node', ...WORKER_NODE_FLAGS, 'dist/worker.js']);
+    for (const [name, value] of Object.entries(WORKER_ENV)) assert.equal(env(service('worker'))[name], value, name);
+    // npm run worker launches it the same way.
+    const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const launch = Object.entries(WORKER_ENV).map(([name, value]) => `${name}=${value}`);
+    assert.equal(scripts.worker, [...launch, 'node', ...WORKER_NODE_FLAGS, 'dist/worker.js'].join(' '));
   });
 
   it('keeps the payment records in a migrated payments database of the same PostgreSQL, behind its password', () => {

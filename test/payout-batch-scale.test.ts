@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { eventually } from '../src/local/eventually';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -156,6 +157,8 @@ it(
   { timeout: 600_000 },
   async () => {
     worker = await startWorkerProcess(stack.workerEnv);
+    // Launched as every launcher does, with two malloc arenas: its memory stays flat through the batch.
+    assert.match(readFileSync(`/proc/${worker.pid}/environ`, 'utf8'), /(^|\0)MALLOC_ARENA_MAX=2\0/);
     const body = batchBody(uniqueReference('scale'), ITEMS, SCENARIOS);
     const created = await stack.api<BatchProgress>('POST', '/v1/payout-batches', body);
     assert.equal(created.status, 201, JSON.stringify(created.body).slice(0, 500));

@@ -11,6 +11,14 @@ import { resolve } from 'node:path';
  */
 export const WORKER_NODE_FLAGS = ['--max-old-space-size=160', '--max-semi-space-size=4'] as const;
 
+/**
+ * The environment every launcher gives the worker (package.json's `worker` script and docker-compose.yml too): glibc's
+ * malloc keeps up to eight arenas per core for the worker's threads (Node.js, V8's helpers, the Temporal core's
+ * runtime), and their fragments made its memory creep ~5 MB per 1,000 batch items, past 300 MB; two arenas hold it
+ * flat (docs/performance.md, "A 100,000-item batch").
+ */
+export const WORKER_ENV = { MALLOC_ARENA_MAX: '2' } as const;
+
 /** The compiled worker `npm run build` makes. */
 export const WORKER_SCRIPT = resolve(__dirname, '..', '..', 'dist', 'worker.js');
 

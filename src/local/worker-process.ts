@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { WORKER_COMMAND } from './build-outputs';
+import { WORKER_COMMAND, WORKER_ENV } from './build-outputs';
 
 /**
  * Starts the compiled worker as its own process, as `npm run worker` does (so it can be killed); resolves once it
@@ -8,7 +8,7 @@ import { WORKER_COMMAND } from './build-outputs';
  */
 export function startWorkerProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...nodeArgs, ...WORKER_COMMAND], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...WORKER_ENV, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
