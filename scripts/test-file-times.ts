@@ -1,21 +1,14 @@
-// A node:test reporter that writes how long each test file took, wall clock, as `seconds<TAB>file` lines: from the
-// last event before its first (files run one at a time) to its last, so its process start and set-up count.
+// A node:test reporter that writes how long each test file took, wall clock, as `seconds<TAB>file` lines: the runner's
+// own test for the file, from its process's start to its end.
+import { resolve } from 'node:path';
 import type { TestEvent } from 'node:test/reporters';
 
-/** Yields each file's wall-clock seconds once the run ends. */
+/** Yields each file's wall-clock seconds as the runner completes it. */
 export default async function* fileTimes(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
-  const spans = new Map<string, { start: number; end: number }>();
-  let lastEventAt = Date.now();
   for await (const event of source) {
-    // The runner queues every file at once: a file begins with its first test.
-    if (event.type === 'test:enqueue' || event.type === 'test:dequeue') continue;
-    const file = event.data && 'file' in event.data ? event.data.file : undefined;
-    if (!file) continue;
-    const now = Date.now();
-    const span = spans.get(file) ?? { start: lastEventAt, end: now };
-    span.end = now;
-    spans.set(file, span);
-    lastEventAt = now;
+    if (event.type !== 'test:complete') continue;
+    const { name, file, details } = event.data;
+    // The runner reports each file as a test named for its path as given; a file's own tests carry other names.
+    if (file !== undefined && resolve(name) === file) yield `${(details.duration_ms / 1000).toFixed(1)}\t${file}\n`;
   }
-  for (const [file, { start, end }] of spans) yield `${((end - start) / 1000).toFixed(1)}\t${file}\n`;
 }
