@@ -27,7 +27,7 @@ interface RunResult {
   failed: number;
   /** The output of a runner whose output was held back. */
   output: string;
-  /** Each file's wall-clock seconds (scripts/test-file-times.ts). */
+  /** Each file's wall-clock seconds (scripts/test-file-times.mjs). */
   fileSeconds: Map<string, number>;
 }
 
@@ -44,7 +44,7 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, 
     [
       '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${timeoutMs}`,
       `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
-      '--test-reporter=./scripts/test-file-times.ts', `--test-reporter-destination=${timesFile}`, ...files,
+      '--test-reporter=./scripts/test-file-times.mjs', `--test-reporter-destination=${timesFile}`, ...files,
     ], // prettier-ignore
     {
       cwd: root,
