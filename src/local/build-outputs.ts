@@ -14,8 +14,8 @@ export const WORKER_NODE_FLAGS = ['--max-old-space-size=160', '--max-semi-space-
 /**
  * The environment every launcher gives the worker (package.json's `worker` script and docker-compose.yml too): glibc's
  * malloc keeps up to eight arenas per core for the worker's threads (Node.js, V8's helpers, the Temporal core's
- * runtime), and their fragments made its memory creep ~5 MB per 1,000 batch items, past 300 MB; two arenas hold it
- * flat (docs/performance.md, "A 100,000-item batch").
+ * runtime), and their fragments made its memory creep ~5 MB per 1,000 batch items, past 300 MB; with two it creeps
+ * about 0.5 MB (docs/performance.md, "A 100,000-item batch").
  */
 export const WORKER_ENV = { MALLOC_ARENA_MAX: '2' } as const;
 
