@@ -1,9 +1,9 @@
 // Runs the whole test suite against one real Temporal dev server, one Redis, one PostgreSQL (a migrated database the
 // test files share: ids are unique per test) and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
 import { startDevServer } from '../src/local/dev-server';
@@ -78,9 +78,10 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, 
   });
 }
 
+/** The reporter's lines, read once; its temporary folder goes with them. */
 function readFileSeconds(path: string): Map<string, number> {
-  if (!existsSync(path)) return new Map();
-  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  const lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+  rmSync(dirname(path), { recursive: true, force: true });
   return new Map(
     lines.map((line) => {
       const [seconds, file] = line.split('\t');
