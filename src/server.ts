@@ -88,6 +88,7 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
       fingerprintSecret: config.FINGERPRINT_SECRET,
       bankCreditTiming: timing('bank_credit'),
       concurrency: config.BATCH_CONCURRENCY,
+      pageSize: config.BATCH_PAGE_SIZE,
       maxRunEvents: config.BATCH_RUN_MAX_EVENTS,
       itemCheckMs: config.BATCH_ITEM_CHECK_INTERVAL,
       halt: {

@@ -1,18 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { BatchProgress } from '../src/domain/batch-model';
+import { parseKeyring } from '../src/crypto/keyring';
 import { openDatabase } from '../src/records/database';
+import { connectClient } from '../src/temporal/temporal-client';
 import type { Database } from '../src/records/database';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { uniqueReference } from './support/request-builders';
-import { startStack, testEnvironment } from './support/test-stack';
+import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
-// A batch read from PostgreSQL a page (500) at a time, three pages with a short last one: every item has its row in
-// batch_items, in upload order, and its payment's record, settled as its sandbox scenario says.
-const ITEMS = 1_200;
+// A batch read from PostgreSQL a page (BATCH_PAGE_SIZE) at a time, three pages with a short last one, over more than
+// one run: every item has its row in batch_items, in upload order, and its payment's record, settled as its sandbox
+// scenario says. The 1,000-item batch is payout-batch-scale.test.ts's.
+const PAGE_SIZE = 50;
+const ITEMS = 2 * PAGE_SIZE + 32;
 const SCENARIOS = ['00', '00', '00', '11'] as const;
-const MAX_RUN_EVENTS = 1_000;
+const MAX_RUN_EVENTS = 500;
 
 let stack: Stack;
 let db: Database;
@@ -20,6 +24,7 @@ before(async () => {
   stack = await startStack({
     env: {
       BATCH_CONCURRENCY: '200',
+      BATCH_PAGE_SIZE: String(PAGE_SIZE),
       BATCH_RUN_MAX_EVENTS: String(MAX_RUN_EVENTS),
       LATE_CALLBACK_WINDOW: '1s',
       // One in four of its items fails on purpose: the automatic halt would stop it (test/batch-halt.test.ts).
@@ -90,6 +95,20 @@ it(`a ${ITEMS}-item batch: every item's row in batch_items, and its payment sett
     );
   });
   assert.deepEqual(wrong.slice(0, 5), [], `${wrong.length} items whose row or payment is not as uploaded`);
+
+  // A run that continued as new part-way through a page read it again from its next item.
+  const client = await connectClient({
+    TEMPORAL_ADDRESS: testEnvironment().address,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+  });
+  try {
+    let runs = 0;
+    for await (const _run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs++;
+    assert.ok(runs > 1, `the batch continued as new (${runs} runs)`);
+  } finally {
+    await client.connection.close();
+  }
 });
 
 it('the same body again answers the batch it started, and stores no second copy of its items', async () => {

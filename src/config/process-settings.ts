@@ -244,6 +244,9 @@ export const serverSchema = z
     BANK_LIST_REFRESH: duration('1h'),
     BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
     BATCH_RUN_MAX_EVENTS: z.coerce.number().int().min(500).max(40_000).default(2000),
+    // All a batch holds in memory, and one activity result in its history: 500 items of the largest size stay far
+    // below Temporal's payload limit, so the setting may only make pages smaller.
+    BATCH_PAGE_SIZE: z.coerce.number().int().min(10).max(500).default(500),
     BATCH_ITEM_CHECK_INTERVAL: duration('5m'),
     /** The largest payout batch upload; the batch's items wait in PostgreSQL, so its size bounds only the request. */
     BATCH_UPLOAD_LIMIT_BYTES: z.coerce

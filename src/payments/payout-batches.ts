@@ -34,11 +34,6 @@ import type { Keyring } from '../crypto/keyring';
 import { requireSigningKeys, signMessage } from '../crypto/signing';
 import type { MessageScope } from '../domain/signed';
 
-/**
- * Items the batch workflow reads from the records at a time: all it holds in memory, and one activity result in its
- * history, far below Temporal's payload limit whatever the item sizes.
- */
-export const BATCH_PAGE_SIZE = 500;
 /** How long a batch item's signed order may wait to start: a batch starts its items over days, only it may start them. */
 const BATCH_ITEM_TTL_MS = 90 * 24 * 3600_000;
 
@@ -48,6 +43,8 @@ export interface BatchCreation {
   fingerprintSecret: string;
   bankCreditTiming: PaymentTiming;
   concurrency: number;
+  /** Items a batch reads from the records at a time (BATCH_PAGE_SIZE). */
+  pageSize: number;
   maxRunEvents: number;
   itemCheckMs: number;
   /** When a batch halts itself (BATCH_HALT_*). */
@@ -130,7 +127,7 @@ export class Batches {
       createdAt: new Date().toISOString(),
       itemCount: items.length,
       totalMinor,
-      pageSize: BATCH_PAGE_SIZE,
+      pageSize: options.pageSize,
       concurrency: options.concurrency,
       timing: options.bankCreditTiming,
       maxRunEvents: options.maxRunEvents,

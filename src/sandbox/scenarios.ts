@@ -65,8 +65,8 @@ export function plannedOutcomes(scenario: Scenario): PlannedOutcome[] {
       return [success(1), success(2), success(3)];
     case 'success_then_failure':
       // A reversal comes well after the success, as a provider's would: after the success is confirmed (by the status
-      // query too), not racing it.
-      return [success(1), { status: '0', message: REVERSED_MESSAGE, notify: true, afterDelays: 10 }];
+      // query too), not racing it, even on a busy machine (25 delays: 5 s in the tests, whose confirmations took 2 s).
+      return [success(1), { status: '0', message: REVERSED_MESSAGE, notify: true, afterDelays: 25 }];
     case 'callback_first':
       return [success(0)];
     case 'success':
