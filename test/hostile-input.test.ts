@@ -243,7 +243,9 @@ describe('hostile input', () => {
   };
 
   before(async () => {
-    stack = await startStack({ withoutWorker: true, env: { INITIATION_WAIT: '100ms' } });
+    // No worker: a valid payment waits all of INITIATION_WAIT, which must outlast the start itself on a busy machine
+    // (at 100 ms the start could land after the answer gave up on it: a 503 for a payment that then started).
+    stack = await startStack({ withoutWorker: true, env: { INITIATION_WAIT: '2s' } });
     client = await connectClient({
       TEMPORAL_ADDRESS: testEnvironment().address,
       TEMPORAL_NAMESPACE: 'default',

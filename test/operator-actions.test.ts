@@ -182,7 +182,7 @@ describe('a payment whose vault was flushed', () => {
 
 describe('a payment whose initiation no worker has started', () => {
   it('Request Cancellation fails it cleanly: nothing sent, failure `cancelled`', async () => {
-    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '200ms' } });
+    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '2s' } });
     const payment = await created(idle, paymentRequest('bank_credit', '00'));
     assert.equal(payment.status, 'initiating');
     await temporal.workflow.getHandle(payment.id).cancel();
@@ -196,7 +196,7 @@ describe('a payment whose initiation no worker has started', () => {
   });
 
   it('Terminate before any workflow task: needs_review, shown from its start (nothing to query)', async () => {
-    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '200ms' } });
+    const idle = await stackWith({ withoutWorker: true, env: { INITIATION_WAIT: '2s' } });
     const payment = await created(idle, paymentRequest('card_payment', '00'));
     await temporal.workflow.getHandle(payment.id).terminate('tried by an operator');
     const shown = await idle.api('GET', `/v1/payments/${payment.id}`);
