@@ -54,7 +54,19 @@ describe('configuration', () => {
     assert.equal(config.MERCHANT_MAX_AMOUNTS('acme'), 1_000_000);
     assert.deepEqual(config.VOUCHER_CHANNELS, []);
     assert.equal(config.BATCH_CONCURRENCY, 20);
+    assert.equal(config.BATCH_PAGE_SIZE, 500);
     assert.equal(config.BANK_LIST_REFRESH, 3_600_000);
+  });
+
+  it('BATCH_PAGE_SIZE may only make pages smaller than 500, never larger, and is named when bad', () => {
+    assert.equal(parseConfig(serverSchema, { ...valid, BATCH_PAGE_SIZE: '50' }).BATCH_PAGE_SIZE, 50);
+    for (const bad of ['501', '9', 'many']) {
+      assert.throws(
+        () => parseConfig(serverSchema, { ...valid, BATCH_PAGE_SIZE: bad }),
+        (err: unknown) => err instanceof ConfigError && /BATCH_PAGE_SIZE/.test(err.message),
+        bad,
+      );
+    }
   });
 
   it('names every bad variable and never echoes a secret', () => {

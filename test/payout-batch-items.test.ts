@@ -96,7 +96,7 @@ it(`a ${ITEMS}-item batch: every item's row in batch_items, and its payment sett
   });
   assert.deepEqual(wrong.slice(0, 5), [], `${wrong.length} items whose row or payment is not as uploaded`);
 
-  // A run that continued as new part-way through a page read it again from its next item.
+  // Its items were read across runs: each run went on from the item the one before it stopped at.
   const client = await connectClient({
     TEMPORAL_ADDRESS: testEnvironment().address,
     TEMPORAL_NAMESPACE: 'default',

@@ -65,7 +65,7 @@ export function plannedOutcomes(scenario: Scenario): PlannedOutcome[] {
       return [success(1), success(2), success(3)];
     case 'success_then_failure':
       // A reversal comes well after the success, as a provider's would: after the success is confirmed (by the status
-      // query too), not racing it, even on a busy machine (25 delays: 5 s in the tests, whose confirmations took 2 s).
+      // query too), not racing it, even on a busy machine (25 delays: 5 s in the tests, where a loaded machine's confirmations took over 1.8 s).
       return [success(1), { status: '0', message: REVERSED_MESSAGE, notify: true, afterDelays: 25 }];
     case 'callback_first':
       return [success(0)];
