@@ -121,6 +121,8 @@ async function main(): Promise<number> {
     .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
     .map((f) => join('test', f));
 
+  // Looked up before any server starts: a missing binary would otherwise leave them running.
+  const testServerPath = temporalBinary('temporal-test-server');
   process.stdout.write('[test] starting a Temporal dev server, redis-server and PostgreSQL…\n');
   const devServerStart = freePort().then((port) => startDevServer({ port, namespace: 'default' }));
   const redisStart = process.env.VAULT_URL ? undefined : freePort().then((port) => startRedisServer(port));
@@ -145,7 +147,7 @@ async function main(): Promise<number> {
     TEST_TEMPORAL_ADDRESS: devServer.address,
     TEST_VAULT_URL: process.env.VAULT_URL ?? redis?.url,
     TEST_DATABASE_URL: database.url,
-    TEMPORAL_TEST_SERVER_PATH: temporalBinary('temporal-test-server'),
+    TEMPORAL_TEST_SERVER_PATH: testServerPath,
   };
   const alongside = files.filter((f) => ALONGSIDE.some((name) => f.endsWith(name)));
   const main = files.filter((f) => !alongside.includes(f));
