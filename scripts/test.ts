@@ -2,7 +2,7 @@
 // test files share: ids are unique per test) and the workflow bundle `npm run build` made.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { WORKFLOW_BUNDLE } from '../src/local/build-outputs';
@@ -14,16 +14,10 @@ import { freePort } from '../src/local/free-port';
 
 const root = resolve(__dirname, '..');
 /**
- * Files the first runner runs at once. One at a time, its files kept about one core busy (1,591 CPU-seconds over
- * 1,560 s) and left the other to the second runner; two at a time fill both cores of a 2-core machine. They run at a
- * lower priority (nice 5) than the second runner's, whose fault timings and time limits a starved run would miss.
- */
-const MAIN_CONCURRENCY = 2;
-const MAIN_NICENESS = 5;
-/**
  * The longest files, which share nothing with the others but the dev server and Redis (the real cluster; the
  * 1,000-item batch on its own task queue; the small runs of the benchmark and the chaos harness, on servers of their
- * own): a second test runner runs them, one after the other, beside the first, and prints their output at the end.
+ * own): a second test runner runs them, one after the other, beside the first (whose files run one at a time), and
+ * prints their output at the end.
  */
 const ALONGSIDE = ['cluster.test.ts', 'payout-batch-scale.test.ts', 'bench-smoke.test.ts', 'chaos.test.ts'];
 
@@ -41,19 +35,14 @@ interface RunResult {
  * Runs node's test runner over `files`, its output shown as it comes or held back; its summary gives the counts.
  * `timeoutMs` bounds each file as well as each test (the runner gives a file the same limit).
  */
-function runTests(
-  files: string[],
-  env: NodeJS.ProcessEnv,
-  options: { holdOutput: boolean; timeoutMs: number; concurrency: number; niceness: number },
-): Promise<RunResult> {
-  const { holdOutput, timeoutMs, concurrency, niceness } = options;
+function runTests(files: string[], env: NodeJS.ProcessEnv, holdOutput: boolean, timeoutMs: number): Promise<RunResult> {
   if (files.length === 0) return Promise.resolve({ code: 0, passed: 0, failed: 0, output: '', fileSeconds: new Map() });
   const reporter = !holdOutput && process.stdout.isTTY ? 'spec' : 'tap';
   const timesFile = join(mkdtempSync(join(tmpdir(), 'test-times-')), 'file-times.tsv');
   const child = spawn(
     process.execPath,
     [
-      '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-force-exit', `--test-timeout=${timeoutMs}`,
+      '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${timeoutMs}`,
       `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
       '--test-reporter=./scripts/test-file-times.mjs', `--test-reporter-destination=${timesFile}`, ...files,
     ], // prettier-ignore
@@ -64,8 +53,6 @@ function runTests(
       env: reporter === 'spec' ? { FORCE_COLOR: '1', ...env } : env,
     },
   );
-  // Set before the runner starts its files: they, and every process they start, inherit it.
-  if (child.pid !== undefined && niceness > 0) setPriority(child.pid, niceness);
   let output = '';
   let tail = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -153,14 +140,9 @@ async function main(): Promise<number> {
   const main = files.filter((f) => !alongside.includes(f));
   // With nothing else to run, the files alongside show their output as they go.
   const [first, second] = await Promise.all([
-    runTests(main, env, {
-      holdOutput: false,
-      timeoutMs: 300_000,
-      concurrency: MAIN_CONCURRENCY,
-      niceness: MAIN_NICENESS,
-    }),
+    runTests(main, env, false, 300_000),
     // Their waits add up to more than five minutes on a busy machine (the 1,000-item batch allows ten).
-    runTests(alongside, env, { holdOutput: main.length > 0, timeoutMs: 900_000, concurrency: 1, niceness: 0 }),
+    runTests(alongside, env, main.length > 0, 900_000),
   ]);
   if (second.output) {
     process.stdout.write(`[test] ${alongside.join(', ')}, run alongside the others:\n${second.output}`);
