@@ -5,11 +5,9 @@ import fc from 'fast-check';
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { eventually } from '../src/local/eventually';
-import { parseKeyring } from '../src/crypto/keyring';
 import { PAYMENT_TYPES } from '../src/domain/requests';
-import { connectClient } from '../src/temporal/temporal-client';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { MERCHANT_KEY, OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { MERCHANT_KEY, OPERATOR_KEY, startStack, connectTestClient } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 import { assertDocumented } from './support/openapi-checks';
 
@@ -246,11 +244,7 @@ describe('hostile input', () => {
     // No worker: a valid payment waits all of INITIATION_WAIT, which must outlast the start itself on a busy machine
     // (at 100 ms the start could land after the answer gave up on it: a 503 for a payment that then started).
     stack = await startStack({ withoutWorker: true, env: { INITIATION_WAIT: '2s' } });
-    client = await connectClient({
-      TEMPORAL_ADDRESS: testEnvironment().address,
-      TEMPORAL_NAMESPACE: 'default',
-      ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-    });
+    client = await connectTestClient();
   });
   after(async () => {
     const lines = [...counts.entries()].sort().map(([bucket, n]) => `#   ${bucket}: ${n}`);

@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { parseKeyring } from '../src/crypto/keyring';
-import { connectClient } from '../src/temporal/temporal-client';
 import type { BatchProgress } from '../src/domain/batch-model';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { waitUntil } from '../src/local/wait-until';
@@ -15,7 +13,7 @@ import { batchBody, waitForBatch } from './support/batch-helpers';
 import { ops, opsJsonUntil } from './support/ops-cli-runner';
 import { scrape, total } from './support/prometheus';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { OPERATOR_KEY, startStack, TEST_ENCRYPTION_KEYS, testEnvironment } from './support/test-stack';
+import { OPERATOR_KEY, startStack, connectTestClient } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // What an operator can do to a workflow in the Web UI or with `temporal workflow …`, tried on waiting payments and
@@ -26,11 +24,7 @@ let temporal: Client;
 const stacks: Stack[] = [];
 before(async () => {
   // The operator's view: the same client the CLI uses (it decodes the encrypted memo and payloads).
-  temporal = await connectClient({
-    TEMPORAL_ADDRESS: testEnvironment().address,
-    TEMPORAL_NAMESPACE: 'default',
-    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-  });
+  temporal = await connectTestClient();
 });
 after(async () => {
   for (const stack of stacks) await stack.close();

@@ -9,16 +9,14 @@ import type { BatchProgress } from '../src/domain/batch-model';
 import { paymentWorkflowId } from '../src/domain/ids';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { newPaymentResource } from '../src/domain/payment-model';
-import { parseKeyring } from '../src/crypto/keyring';
 import { waitUntil } from '../src/local/wait-until';
 import { eventually } from '../src/local/eventually';
 import { paymentFingerprint } from '../src/payments/fingerprint';
 import { openDatabase } from '../src/records/database';
 import { insertNewPayment, takeKey } from '../src/records/idempotency-keys';
-import { connectClient } from '../src/temporal/temporal-client';
 import { batchBody } from './support/batch-helpers';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { TEST_ENCRYPTION_KEYS, startStack, testDatabaseUrl, testEnvironment } from './support/test-stack';
+import { startStack, testDatabaseUrl, connectTestClient } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // The payment records in PostgreSQL, tried from outside: what Temporal forgets, the API still answers; lists page by
@@ -29,11 +27,7 @@ const FINGERPRINT_SECRET = 'test-fingerprint-secret-0123456789abcdef';
 let temporal: Client;
 let stack: Stack;
 before(async () => {
-  temporal = await connectClient({
-    TEMPORAL_ADDRESS: testEnvironment().address,
-    TEMPORAL_NAMESPACE: 'default',
-    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-  });
+  temporal = await connectTestClient();
   // A short late-callback window: settled payments' workflows close within seconds.
   stack = await startStack({ env: { LATE_CALLBACK_WINDOW: '1s' } });
 });

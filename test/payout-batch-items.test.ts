@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { BatchProgress } from '../src/domain/batch-model';
-import { parseKeyring } from '../src/crypto/keyring';
 import { openDatabase } from '../src/records/database';
-import { connectClient } from '../src/temporal/temporal-client';
 import type { Database } from '../src/records/database';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { uniqueReference } from './support/request-builders';
-import { TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
+import { startStack, testEnvironment, connectTestClient } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // A batch read from PostgreSQL a page (BATCH_PAGE_SIZE) at a time, three pages with a short last one, over more than
@@ -97,11 +95,7 @@ it(`a ${ITEMS}-item batch: every item's row in batch_items, and its payment sett
   assert.deepEqual(wrong.slice(0, 5), [], `${wrong.length} items whose row or payment is not as uploaded`);
 
   // Its items were read across runs: each run went on from the item the one before it stopped at.
-  const client = await connectClient({
-    TEMPORAL_ADDRESS: testEnvironment().address,
-    TEMPORAL_NAMESPACE: 'default',
-    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-  });
+  const client = await connectTestClient();
   try {
     let runs = 0;
     for await (const _run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs++;

@@ -6,16 +6,14 @@ import { after, before, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Payload } from '@temporalio/common';
-import { parseKeyring } from '../src/crypto/keyring';
 import type { BatchProgress, ItemSettled } from '../src/domain/batch-model';
 import type { BatchCarry } from '../src/domain/batch-progress';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentResource } from '../src/domain/payment-model';
-import { connectClient } from '../src/temporal/temporal-client';
 import { itemSettledSignal } from '../src/workflows/definitions';
 import { batchBody, waitForBatch } from './support/batch-helpers';
 import { uniqueReference } from './support/request-builders';
-import { OPERATOR_KEY, TEST_ENCRYPTION_KEYS, startStack, testEnvironment } from './support/test-stack';
+import { OPERATOR_KEY, startStack, connectTestClient } from './support/test-stack';
 import type { SandboxRecord, Stack } from './support/test-stack';
 import { startWorkerProcess } from '../src/local/worker-process';
 
@@ -38,11 +36,7 @@ before(async () => {
       BATCH_HALT_FAILURE_SHARE: '1',
     },
   });
-  client = await connectClient({
-    TEMPORAL_ADDRESS: testEnvironment().address,
-    TEMPORAL_NAMESPACE: 'default',
-    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-  });
+  client = await connectTestClient();
 });
 after(async () => {
   worker?.kill('SIGKILL');

@@ -25,8 +25,7 @@ import { createMemoryVault } from '../src/vault/card-vault';
 import { recordDatabase } from './support/record-database';
 import type { RecordDatabase } from './support/record-database';
 import { paymentRequest, storedRequest, uniqueReference } from './support/request-builders';
-import { startStack, TEST_ENCRYPTION_KEYS, testCallbackTokens, testEnvironment } from './support/test-stack';
-import { connectClient } from '../src/temporal/temporal-client';
+import { startStack, testCallbackTokens, connectTestClient } from './support/test-stack';
 import { paymentQuery } from '../src/workflows/definitions';
 import type { paymentWorkflow } from '../src/workflows/payment-workflow';
 import { eventually } from '../src/local/eventually';
@@ -292,11 +291,7 @@ describe('a payment while PostgreSQL is down', () => {
       env: { DATABASE_URL: own.url, LATE_CALLBACK_WINDOW: '1s' },
       sandbox: { callbackDelayMs: 1500 },
     });
-    const temporal = await connectClient({
-      TEMPORAL_ADDRESS: testEnvironment().address,
-      TEMPORAL_NAMESPACE: 'default',
-      ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
-    });
+    const temporal = await connectTestClient();
     try {
       const created = await stack.api('POST', '/v1/payments', paymentRequest('bank_credit', '00'));
       assert.equal(created.status, 201, JSON.stringify(created.body));

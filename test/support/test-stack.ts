@@ -19,6 +19,7 @@ import type { PaymentResource, PaymentStatus } from '../../src/domain/payment-mo
 import { createProviderClient } from '../../src/provider/provider-client';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/sandbox-app';
 import { createPaymentWorker } from '../../src/temporal/payment-worker';
+import { connectClient } from '../../src/temporal/temporal-client';
 import type { PaymentWorker } from '../../src/temporal/payment-worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
@@ -71,6 +72,15 @@ export function testEnvironment(): { address: string; bundlePath: string; vaultU
     throw new Error('run the integration tests through `npm test` (it starts Temporal, Redis and PostgreSQL)');
   }
   return { address, bundlePath: WORKFLOW_BUNDLE, vaultUrl, databaseUrl };
+}
+
+/** A Temporal client of the shared dev server that reads the test stacks' encrypted payloads. */
+export function connectTestClient(): ReturnType<typeof connectClient> {
+  return connectClient({
+    TEMPORAL_ADDRESS: testEnvironment().address,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(TEST_ENCRYPTION_KEYS),
+  });
 }
 
 export interface StackOptions {
