@@ -23,6 +23,9 @@ export function ops(args: string[], env: Record<string, string> = {}): Promise<R
         SIGNING_KEYS: TEST_SIGNING_KEYS,
         // Resolutions and batch controls are recorded there as operator actions.
         DATABASE_URL: testEnvironment().databaseUrl,
+        // Outside production the CLI fills unset keys from DATA_DIR's secrets.json, which `npm start` writes into
+        // the clone's `.data`; the tests' keys are only the ones they set.
+        DATA_DIR: join(__dirname, 'no-local-secrets'),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
