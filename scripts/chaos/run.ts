@@ -36,6 +36,8 @@ export interface ChaosOptions {
   settleForMs: number;
   /** How long, once they settled, workflows may take to finish and their records to catch up. */
   recordsForMs: number;
+  /** The whole run, from its start: past it the run fails, and its servers are stopped. */
+  limitMs: number;
   log: (line: string) => void;
 }
 
@@ -250,75 +252,88 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     handleCallback: callbacks.handle,
     batchConcurrency: 50,
   });
-  try {
-    const tally = newTally();
-    const { plan, batch } = planRun(options.payments, options.batchItems);
-    const shape = `(${PAYMENT_TYPES.length} types × ${SCENARIOS.length} scenarios) and a batch of ${batch.items.length} items`;
-    options.log(`seed ${options.seed} · ${options.payments} payments ${shape}`);
-    const batchId = batchWorkflowId(MERCHANT_ID, batch.reference);
-    const accepted = await callApi(
-      tally,
-      stack.servers,
-      'POST',
-      '/v1/payout-batches',
-      batch,
-      batchProgressSchema,
-      (b) =>
-        b.id === batchId && b.total.count === batch.items.length ? undefined : `batch answer ${b.id} ${b.total.count}`,
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the run took longer than ${options.limitMs / 60_000} min`)),
+      options.limitMs - (Date.now() - started),
     );
-    if (!accepted) throw new Error(`the batch was not accepted: ${tally.wrong.join('; ')}`);
-
-    const singles = plan.filter((p) => !p.batchItem);
-    const { outages, faultLog } = await loadWithFaults(stack, tally, singles, options);
-    const loadDone = Date.now();
-    options.log(`load done in ${((loadDone - started) / 1000).toFixed(0)} s; waiting for every payment to settle`);
-    const finals = await readFinals(stack, tally, plan, options);
-    const settledAt = Date.now();
-    const finalBatch = await readBatch(stack, tally, batchId, 30_000);
-    await callbacks.settle();
-
-    const client = await connectClient({
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
-      ENCRYPTION_KEYS: parseKeyring(stack.encryptionKeys),
-    });
-    options.log('comparing every record with its workflow');
-    const records = await checkRecords({
-      client,
-      databaseUrl: stack.postgres.url,
-      paymentIds: plan.map((p) => p.id),
-      batchId,
-      answered: finals,
-      timeoutMs: options.recordsForMs,
-      log: options.log,
-    }).finally(() => client.connection.close());
-    const checked = verify({
-      plan,
-      finals,
-      batch: finalBatch,
-      ledger: await readLedger(stack),
-      providerRequests: provider.records,
-      callbacks: callbacks.byPayment,
-      outages,
-      tally,
-    });
-    const verdict = {
-      ...checked,
-      figures: [...checked.figures, ...records.figures],
-      problems: [...checked.problems, ...records.problems],
-    };
-    const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(0)} s`;
-    const figures = [
-      `payments ${options.payments} ${shape}, seed ${options.seed}`,
-      ...faultLog.map((line) => `fault: ${line}`),
-      ...verdict.figures,
-      `durations: load ${seconds(started, loadDone)}, settling ${seconds(loadDone, settledAt)}, total ${seconds(started, Date.now())}`,
-      `payment by payment: ${options.reportFile}`,
-    ];
-    const report = { figures, problems: verdict.problems, outages, payments: verdict.report };
-    writeFileSync(options.reportFile, JSON.stringify(report, null, 1));
-    return { figures, problems: verdict.problems };
+  });
+  try {
+    // Past its limit the run has failed; its servers stop all the same (they outlive this process otherwise).
+    return await Promise.race([runOnStack(stack, provider, callbacks, options, started), limit]);
   } finally {
+    clearTimeout(timer);
     await stack.close();
   }
+}
+
+/** The run itself, on a stack that is up: load with faults, settling, then every check. */
+async function runOnStack(
+  stack: ChaosStack,
+  provider: ReturnType<typeof providerFaults>,
+  callbacks: ReturnType<typeof callbackFaults>,
+  options: ChaosOptions,
+  started: number,
+): Promise<ChaosResult> {
+  const tally = newTally();
+  const { plan, batch } = planRun(options.payments, options.batchItems);
+  const shape = `(${PAYMENT_TYPES.length} types × ${SCENARIOS.length} scenarios) and a batch of ${batch.items.length} items`;
+  options.log(`seed ${options.seed} · ${options.payments} payments ${shape}`);
+  const batchId = batchWorkflowId(MERCHANT_ID, batch.reference);
+  const accepted = await callApi(tally, stack.servers, 'POST', '/v1/payout-batches', batch, batchProgressSchema, (b) =>
+    b.id === batchId && b.total.count === batch.items.length ? undefined : `batch answer ${b.id} ${b.total.count}`,
+  );
+  if (!accepted) throw new Error(`the batch was not accepted: ${tally.wrong.join('; ')}`);
+
+  const singles = plan.filter((p) => !p.batchItem);
+  const { outages, faultLog } = await loadWithFaults(stack, tally, singles, options);
+  const loadDone = Date.now();
+  options.log(`load done in ${((loadDone - started) / 1000).toFixed(0)} s; waiting for every payment to settle`);
+  const finals = await readFinals(stack, tally, plan, options);
+  const settledAt = Date.now();
+  const finalBatch = await readBatch(stack, tally, batchId, 30_000);
+  await callbacks.settle();
+
+  const client = await connectClient({
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    ENCRYPTION_KEYS: parseKeyring(stack.encryptionKeys),
+  });
+  options.log('comparing every record with its workflow');
+  const records = await checkRecords({
+    client,
+    databaseUrl: stack.postgres.url,
+    paymentIds: plan.map((p) => p.id),
+    batchId,
+    answered: finals,
+    timeoutMs: options.recordsForMs,
+    log: options.log,
+  }).finally(() => client.connection.close());
+  const checked = verify({
+    plan,
+    finals,
+    batch: finalBatch,
+    ledger: await readLedger(stack),
+    providerRequests: provider.records,
+    callbacks: callbacks.byPayment,
+    outages,
+    tally,
+  });
+  const verdict = {
+    ...checked,
+    figures: [...checked.figures, ...records.figures],
+    problems: [...checked.problems, ...records.problems],
+  };
+  const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(0)} s`;
+  const figures = [
+    `payments ${options.payments} ${shape}, seed ${options.seed}`,
+    ...faultLog.map((line) => `fault: ${line}`),
+    ...verdict.figures,
+    `durations: load ${seconds(started, loadDone)}, settling ${seconds(loadDone, settledAt)}, total ${seconds(started, Date.now())}`,
+    `payment by payment: ${options.reportFile}`,
+  ];
+  const report = { figures, problems: verdict.problems, outages, payments: verdict.report };
+  writeFileSync(options.reportFile, JSON.stringify(report, null, 1));
+  return { figures, problems: verdict.problems };
 }
