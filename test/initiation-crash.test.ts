@@ -3,12 +3,17 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { after, before, it } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { PaymentResource } from '../src/domain/payment-model';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../src/local/free-port';
+import { inTransaction, openDatabase } from '../src/records/database';
+import { paymentQuery } from '../src/workflows/definitions';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { waitUntil } from '../src/local/wait-until';
 import { paymentRequest } from './support/request-builders';
-import { startStack } from './support/test-stack';
+import { connectTestClient, startStack, testEnvironment } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // A worker killed in the middle of an initiation: the payment leaves `initiating` within PAYMENT_TASK_TIMEOUT (its workflow task
@@ -16,13 +21,16 @@ import type { Stack } from './support/test-stack';
 // settles as the provider says, with one upstream transaction.
 
 let stack: Stack;
+let client: Client;
 const workers: ChildProcess[] = [];
 let blackHole: Server;
 const held: Socket[] = [];
 let requestsHeld = 0;
+const { EventType } = temporal.api.enums.v1;
 
 before(async () => {
   stack = await startStack({ withoutWorker: true });
+  client = await connectTestClient();
   // Takes the request and never answers: the request never reaches the provider.
   blackHole = createServer((socket) => {
     held.push(socket);
@@ -34,6 +42,7 @@ after(async () => {
   for (const worker of workers) worker.kill('SIGKILL');
   for (const socket of held) socket.destroy();
   blackHole.close();
+  await client?.connection.close();
   await stack?.close();
 });
 
@@ -93,9 +102,33 @@ it('a worker killed mid-initiation is noticed in seconds; "never sent" fails by 
   });
   const secondKill = await killed(slow);
 
+  // Its callback came meanwhile: the next worker records it first, and that write waits on a row lock here until 1 s
+  // into the task that tries the initiation again (its claim is taken: it answers at once), so the initiation would
+  // answer while the write is under way.
+  const db = openDatabase(testEnvironment().databaseUrl, { max: 1 });
+  let locked: () => void = () => undefined;
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const holding = inTransaction(db, async (connection) => {
+    await connection.query('SELECT 1 FROM payments WHERE id = $1 FOR UPDATE', [sent.body.id]);
+    locked();
+    await waitUntil(
+      async () => {
+        const { events } = await client.workflow.getHandle(sent.body.id).fetchHistory();
+        const types = (events ?? []).map((e) => e.eventType);
+        const timedOut = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+        return timedOut >= 0 && types.lastIndexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) > timedOut
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 45_000, timedOut: () => new Error('no worker tried the initiation again') },
+    );
+    await sleep(1000);
+  });
+  await lockTaken;
   workers.push(
     await startWorkerProcess({ ...stack.workerEnv, WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }),
   );
+  await holding.finally(() => db.end());
   const [failed, succeeded] = await Promise.all([
     stack.waitForStatus(neverSent.body.id, ['failed', 'succeeded', 'needs_review'], 60_000),
     stack.waitForStatus(sent.body.id, ['failed', 'succeeded', 'needs_review'], 60_000),
@@ -115,4 +148,12 @@ it('a worker killed mid-initiation is noticed in seconds; "never sent" fails by 
 
   assert.equal(succeeded.status, 'succeeded', JSON.stringify(succeeded.events));
   assert.equal((await stack.upstreamTransactions(sent.body.id)).length, 1, 'one upstream transaction');
+
+  // Each record holds what a replay of its workflow does, to the millisecond (a closed workflow's query replays its
+  // whole history). Side by side with the write, the "sent" one's initiation answered first, but a replay would
+  // answer both at once, at the write's time: its `initiation_unknown` would be 1 s later there than in its record.
+  for (const payment of [failed, succeeded]) {
+    const replayed = await client.workflow.getHandle(payment.id).query(paymentQuery);
+    assert.deepEqual(replayed.events, payment.events, `${payment.id}: replayed against recorded`);
+  }
 });

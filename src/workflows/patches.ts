@@ -37,6 +37,15 @@ export const PATCHES = [
       "10 s task heartbeat re-ran an item's code while its local activities' writes stayed, so records and workflows disagreed.",
     deprecateWhen: 'every payout batch started on 1.0 has closed',
   },
+  {
+    id: 'one-local-activity-at-a-time',
+    date: '2026-11-28',
+    change:
+      "A payment's own local activity (the initiation, a callback's confirmation) waits for a record write already " +
+      "under way: side by side, a replay answered both at the later one's time, and the events stamped in between " +
+      'differed from the record by milliseconds.',
+    deprecateWhen: 'every payment started on 1.0 has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

@@ -43,6 +43,7 @@ export class RecordWriter<T> implements EventOutbox {
   private dirty = false;
   private events: NotificationEvent[] = [];
   private writing: Promise<void> | undefined;
+  private writingNow = false;
   private deferred: () => boolean = () => false;
 
   /** `startRevision`: the revisions an earlier run (continued as new) already wrote. */
@@ -100,6 +101,16 @@ export class RecordWriter<T> implements EventOutbox {
     return this.writing === undefined;
   }
 
+  /** True while a write's local activity runs (one held by `deferWhile` has not started). */
+  get underWay(): boolean {
+    return this.writingNow;
+  }
+
+  /** Resolves once no write's local activity runs: the next one waits for `deferWhile` if it says so. */
+  async betweenWrites(): Promise<void> {
+    await condition(() => !this.writingNow);
+  }
+
   /** Resolves once every write queued so far is done (or given up). */
   async drained(): Promise<void> {
     while (this.writing) await this.writing;
@@ -114,6 +125,7 @@ export class RecordWriter<T> implements EventOutbox {
       const next: Write<T> = { ...this.current, events: this.events };
       this.dirty = false;
       this.events = [];
+      this.writingNow = true;
       try {
         // Even once the workflow was asked to cancel: the record follows the payment to its end.
         await CancellationScope.nonCancellable(() => this.write(next));
@@ -125,6 +137,7 @@ export class RecordWriter<T> implements EventOutbox {
           error: err instanceof Error ? err.message : String(err),
         });
       }
+      this.writingNow = false;
       this.settledRevision = next.revision;
     }
     this.writing = undefined;
