@@ -14,7 +14,7 @@ import { freePort } from '../src/local/free-port';
 const root = resolve(__dirname, '..');
 /**
  * The longest files, which share nothing with the others but the dev server and Redis (the real cluster; the
- * 1,000-item batch on its own task queue; the small runs of the benchmark and the chaos harness, on servers of their
+ * 400-item batch on its own task queue; the small runs of the benchmark and the chaos harness, on servers of their
  * own), and whose faults are timed: the first lane runs them one after the other before it takes any other file, so
  * no two of them ever load the machine at once.
  */
@@ -78,7 +78,7 @@ async function runLanes(faultTimed: string[], others: string[], env: NodeJS.Proc
   const total = faultTimed.length + others.length;
   const lane = async (own: string[]) => {
     for (let file = own.shift() ?? queue.shift(); file; file = own.shift() ?? queue.shift()) {
-      // Their waits add up to more than five minutes on a busy machine (the 1,000-item batch allows ten).
+      // Their waits add up to more than five minutes on a busy machine (the 400-item batch allows ten).
       const result = await runFile(file, env, faultTimed.includes(file) ? 900_000 : 300_000);
       results.push(result);
       const verdict = result.failed > 0 ? `${result.failed} failed` : `${result.passed} passed`;

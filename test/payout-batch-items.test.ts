@@ -10,7 +10,7 @@ import type { Stack } from './support/test-stack';
 
 // A batch read from PostgreSQL a page (BATCH_PAGE_SIZE) at a time, three pages with a short last one, over more than
 // one run: every item has its row in batch_items, in upload order, and its payment's record, settled as its sandbox
-// scenario says. The 1,000-item batch is payout-batch-scale.test.ts's.
+// scenario says. The 400-item batch with a restart and a kill is payout-batch-scale.test.ts's.
 const PAGE_SIZE = 50;
 const ITEMS = 2 * PAGE_SIZE + 32;
 const SCENARIOS = ['00', '00', '00', '11'] as const;
