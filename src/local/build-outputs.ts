@@ -24,5 +24,8 @@ export const WORKER_SCRIPT = resolve(__dirname, '..', '..', 'dist', 'worker.js')
 
 export const WORKER_COMMAND = [...WORKER_NODE_FLAGS, WORKER_SCRIPT] as const;
 
+/** The compiled operator CLI, which the image holds and the tests run (`npm run ops` runs its source through tsx). */
+export const OPS_SCRIPT = resolve(__dirname, '..', '..', 'dist', 'cli', 'ops.js');
+
 /** The workflow bundle `npm run build` makes (from `src/workflows`); the compiled worker loads it instead of bundling. */
 export const WORKFLOW_BUNDLE = resolve(__dirname, '..', '..', 'dist', 'workflow-bundle.js');

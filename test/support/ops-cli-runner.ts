@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { OPS_SCRIPT } from '../../src/local/build-outputs';
 import { eventually } from '../../src/local/eventually';
 import { TEST_ENCRYPTION_KEYS, TEST_SIGNING_KEYS, testEnvironment } from './test-stack';
 
@@ -14,7 +15,8 @@ export interface Run {
 export function ops(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(__dirname, '..', '..', 'src', 'cli', 'ops.ts'), ...args],
+    // Compiled (`npm run build`): through tsx each run would cost ~0.9 s more CPU (1.5 s against 0.6 to start).
+    [OPS_SCRIPT, ...args],
     {
       env: {
         ...process.env,
