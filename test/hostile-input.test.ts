@@ -243,7 +243,11 @@ describe('hostile input', () => {
   before(async () => {
     // No worker: a valid payment waits all of INITIATION_WAIT, which must outlast the start itself on a busy machine
     // (at 100 ms the start could land after the answer gave up on it: a 503 for a payment that then started).
-    stack = await startStack({ withoutWorker: true, env: { INITIATION_WAIT: '2s' } });
+    // Its own merchant: the endpoints the generated requests register must not notify the other files' payments.
+    stack = await startStack({
+      withoutWorker: true,
+      env: { INITIATION_WAIT: '2s', MERCHANT_API_KEYS: `hostile:${MERCHANT_KEY}` },
+    });
     client = await connectTestClient();
   });
   after(async () => {

@@ -53,7 +53,11 @@ describe('the document is the contract', () => {
   const outcomes = new Map<string, number>();
 
   before(async () => {
-    stack = await startStack({ withoutWorker: true, env: { INITIATION_WAIT: '100ms', VOUCHER_CHANNELS: '7' } });
+    // Its own merchant: the endpoints the generated requests register must not notify the other files' payments.
+    stack = await startStack({
+      withoutWorker: true,
+      env: { INITIATION_WAIT: '100ms', VOUCHER_CHANNELS: '7', MERCHANT_API_KEYS: `contract:${MERCHANT_KEY}` },
+    });
     const served = await request(`${stack.baseUrl}/openapi.json`);
     assert.equal(served.statusCode, 200);
     document = (await served.body.json()) as Json;
