@@ -13,7 +13,7 @@ import { paymentQuery } from '../src/workflows/definitions';
 import { startWorkerProcess } from '../src/local/worker-process';
 import { waitUntil } from '../src/local/wait-until';
 import { paymentRequest } from './support/request-builders';
-import { connectTestClient, startStack, testEnvironment } from './support/test-stack';
+import { connectTestClient, startStack, testDatabaseUrl } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // A worker killed in the middle of an initiation: the payment leaves `initiating` within PAYMENT_TASK_TIMEOUT (its workflow task
@@ -105,7 +105,7 @@ it('a worker killed mid-initiation is noticed in seconds; "never sent" fails by 
   // Its callback came meanwhile: the next worker records it first, and that write waits on a row lock here until 1 s
   // into the task that tries the initiation again (its claim is taken: it answers at once), so the initiation would
   // answer while the write is under way.
-  const db = openDatabase(testEnvironment().databaseUrl, { max: 1 });
+  const db = openDatabase(testDatabaseUrl(stack.workerEnv), { max: 1 });
   let locked: () => void = () => undefined;
   const lockTaken = new Promise<void>((resolve) => (locked = resolve));
   const holding = inTransaction(db, async (connection) => {
