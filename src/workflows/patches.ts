@@ -46,6 +46,15 @@ export const PATCHES = [
       'differed from the record by milliseconds.',
     deprecateWhen: 'every payment started on 1.0 has closed',
   },
+  {
+    id: 'cancelled-record-write-made-again',
+    date: '2026-11-28',
+    change:
+      'A record write the SDK cancelled (evicting the workflow from a full cache, or shutting down, while the write ' +
+      'waited to be tried again) is made again after a one-second timer: it was given up, and a workflow whose task ' +
+      'then completed kept a record that lagged it for good.',
+    deprecateWhen: 'every payment and payout batch started before this patch has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

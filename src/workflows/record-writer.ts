@@ -1,10 +1,11 @@
-import { CancellationScope, condition, log, proxyLocalActivities } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { RecordActivities } from '../activities/record-activities';
 import type { BatchInput, BatchProgress, ItemSettled } from '../domain/batch-model';
 import type { Signed } from '../domain/signed';
 import type { NotificationEvent } from '../domain/notification';
 import type { PaymentInput, PaymentResource } from '../domain/payment-model';
 import type { EventOutbox } from './merchant-notifications';
+import { isPatched } from './patches';
 import { workflowTime } from './time';
 
 // Local: a write costs the history one marker. While PostgreSQL is down it is tried again for as long as it takes (past
@@ -130,6 +131,17 @@ export class RecordWriter<T> implements EventOutbox {
         // Even once the workflow was asked to cancel: the record follows the payment to its end.
         await CancellationScope.nonCancellable(() => this.write(next));
       } catch (err) {
+        if (isCancellation(err) && isPatched('cancelled-record-write-made-again')) {
+          // Not the workflow's doing (the write runs non-cancellable): the SDK cancelled it while it waited to be
+          // tried again (PostgreSQL unreachable), evicting the workflow from its full cache or shutting down. Nothing
+          // was written: the state goes again once the workflow is back on a worker, after a timer (docs/chaos.md).
+          log.warn('record write cancelled by the worker; writing it again', { subject: this.subject });
+          this.events = [...next.events, ...this.events];
+          this.dirty = true;
+          this.writingNow = false;
+          await CancellationScope.nonCancellable(() => sleep('1s'));
+          continue;
+        }
         log.error('record not written', {
           subject: this.subject,
           revision: next.revision,

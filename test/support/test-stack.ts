@@ -152,12 +152,13 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
     const workerConfig = parseConfig(workerSchema, env);
     const provider = createProviderClient(providerConfig(workerConfig));
     const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: vaultKeyring(workerConfig) });
-    const database = openDatabase(testDatabaseUrl(env));
+    const database = openDatabase(testDatabaseUrl(env), { queryTimeoutMs: 5_000 });
     const worker: PaymentWorker = await createPaymentWorker({
       temporal: workerConfig,
       taskQueue,
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
+      maxCachedWorkflows: workerConfig.WORKER_MAX_CACHED_WORKFLOWS,
       deps: workerDeps(workerConfig, provider, cardVault, database),
       notifications: notificationSettings(workerConfig),
     });
