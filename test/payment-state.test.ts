@@ -170,6 +170,37 @@ describe('payment state machine', () => {
     assert.equal(state.status, 'succeeded');
   });
 
+  it("a final answer against the callback settles a payment whose initiation's answer was lost (scenario 77)", () => {
+    // The success callback came first; the worker died mid-initiation; the status query about the transaction the
+    // callback named says failed (the provider reversed it), and the failure callback was lost.
+    const early = { ...callback('succeeded', 12.5), transactionId: '77' };
+    const failed = { state: 'failed' as const, transactionId: '77', statusCode: '0', message: 'reversed', amount: 12.5 };
+    const { state, statuses } = newState();
+    state.callback(early, now);
+    state.initiationUnknown('an earlier try already claimed it', now);
+    state.confirmation(state.nextUnconfirmed()!, failed, now);
+    assert.equal(state.status, 'failed');
+    assert.deepEqual(statuses.at(-1), 'failed');
+    assert.equal(state.resource.provider.transaction_id, '77', 'the transaction its callback named');
+    assert.equal(state.resource.failure?.message, 'reversed');
+
+    // Before the patch (a run started earlier), or an answer about another transaction or amount: ignored.
+    const old = newState().state;
+    old.adoptsNamedTransaction = () => false;
+    old.callback(early, now);
+    old.initiationUnknown('an earlier try already claimed it', now);
+    old.confirmation(old.nextUnconfirmed()!, failed, now);
+    assert.equal(old.status, 'pending');
+    for (const answer of [{ ...failed, transactionId: '78' }, { ...failed, amount: 99 }]) {
+      const other = newState().state;
+      other.callback(early, now);
+      other.initiationUnknown('an earlier try already claimed it', now);
+      other.confirmation(other.nextUnconfirmed()!, answer, now);
+      assert.equal(other.status, 'pending', JSON.stringify(answer));
+      assert.equal(other.resource.provider.transaction_id, null);
+    }
+  });
+
   it('a flood of one callback becomes one counted event, and never pushes out a resolution', () => {
     const { state } = newState();
     state.initiated(ack, now);

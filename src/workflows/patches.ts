@@ -55,6 +55,15 @@ export const PATCHES = [
       'then completed kept a record that lagged it for good.',
     deprecateWhen: 'every payment and payout batch started before this patch has closed',
   },
+  {
+    id: 'callback-names-the-transaction',
+    date: '2026-11-28',
+    change:
+      "A payment whose initiation's answer was lost takes the transaction its own callback named when the status " +
+      'query gives a final answer about it that differs from the callback (scenario 77 after a worker kill): the ' +
+      'answer settles the payment instead of being ignored, which left it to review.',
+    deprecateWhen: 'every payment started before this patch has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

@@ -168,6 +168,12 @@ export class PaymentState {
     return !this.terminal && this.unconfirmed.length > 0;
   }
 
+  /**
+   * Whether a final status answer about the transaction a callback named settles a payment that holds none (the
+   * workflow answers per its patch; on its own, yes).
+   */
+  adoptsNamedTransaction: () => boolean = () => true;
+
   /** The next callback to confirm with the status query, taken off the queue. */
   nextUnconfirmed(): ProviderCallback | undefined {
     return this.unconfirmed.shift();
@@ -214,8 +220,14 @@ export class PaymentState {
       return;
     }
     const says = `the status query says ${check.state}${sameTransaction ? '' : ` for transaction ${check.transactionId}`}`;
-    const ours = sameTransaction && !amountProblem && expected === this.resource.provider.transaction_id;
+    // A payment that holds no transaction (its initiation's answer was lost) takes the one its own callback named.
+    const named = this.resource.provider.transaction_id === null && expected !== null;
+    const ours =
+      sameTransaction &&
+      !amountProblem &&
+      (expected === this.resource.provider.transaction_id || (named && this.adoptsNamedTransaction()));
     if ((check.state === 'succeeded' || check.state === 'failed') && ours) {
+      this.resource.provider.transaction_id ??= expected;
       this.record(now, { type: 'callback_rejected', ...details, message: `${says}, which settles the payment` });
       this.settle(check.state, now, { code: 'provider_declined', message: check.message ?? 'failed at the provider' });
       return;

@@ -15,6 +15,7 @@ import { SeenNonces } from '../domain/signed';
 import { activityFailure, initiationFailure } from './activity-failure';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
 import { approvedForSending } from './payment-approval';
+import { isPatched } from './patches';
 import { PaymentState } from './payment-state';
 import { PaymentStatusEffects } from './payment-status-effects';
 import { workflowTime } from './time';
@@ -63,6 +64,7 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
   const input = trustedPaymentInput(message);
   const effects = new PaymentStatusEffects(input);
   const state = new PaymentState(input, effects);
+  state.adoptsNamedTransaction = () => isPatched('callback-names-the-transaction');
   // A callback that waits for the status query is recorded with its answer, in the same workflow task.
   effects.holdRecordsWhile(() => state.awaitingConfirmation);
   // Callbacks and resolutions act once each: a copy sent again is refused by its nonce.
