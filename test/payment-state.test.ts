@@ -174,7 +174,13 @@ describe('payment state machine', () => {
     // The success callback came first; the worker died mid-initiation; the status query about the transaction the
     // callback named says failed (the provider reversed it), and the failure callback was lost.
     const early = { ...callback('succeeded', 12.5), transactionId: '77' };
-    const failed = { state: 'failed' as const, transactionId: '77', statusCode: '0', message: 'reversed', amount: 12.5 };
+    const failed = {
+      state: 'failed' as const,
+      transactionId: '77',
+      statusCode: '0',
+      message: 'reversed',
+      amount: 12.5,
+    };
     const { state, statuses } = newState();
     state.callback(early, now);
     state.initiationUnknown('an earlier try already claimed it', now);
@@ -191,7 +197,10 @@ describe('payment state machine', () => {
     old.initiationUnknown('an earlier try already claimed it', now);
     old.confirmation(old.nextUnconfirmed()!, failed, now);
     assert.equal(old.status, 'pending');
-    for (const answer of [{ ...failed, transactionId: '78' }, { ...failed, amount: 99 }]) {
+    for (const answer of [
+      { ...failed, transactionId: '78' },
+      { ...failed, amount: 99 },
+    ]) {
       const other = newState().state;
       other.callback(early, now);
       other.initiationUnknown('an earlier try already claimed it', now);
