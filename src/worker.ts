@@ -15,7 +15,7 @@ import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';
 import { createRedisVault } from './vault/redis-vault';
-import { StartMigrations, openDatabase } from './records/database';
+import { StartMigrations, WORKER_QUERY_TIMEOUT_MS, openDatabase } from './records/database';
 import { startTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
@@ -26,8 +26,10 @@ async function main(): Promise<void> {
   installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
-  // Below the record write's 10 s: a query stuck on a frozen database gives its connection back and is tried again.
-  const database = openDatabase(config.DATABASE_URL, { applicationName: 'payments-worker', queryTimeoutMs: 5_000 });
+  const database = openDatabase(config.DATABASE_URL, {
+    applicationName: 'payments-worker',
+    queryTimeoutMs: WORKER_QUERY_TIMEOUT_MS,
+  });
   const migrations = new StartMigrations(database, (err) =>
     logger.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
   );

@@ -20,6 +20,12 @@ const MIGRATION_LOCK = 7_310_021_001;
 const CONNECT_TIMEOUT_MS = 1_500;
 
 /**
+ * A worker's query time-out: below a record write's 10 s, so a query stuck on a frozen database gives its connection
+ * back and is tried again.
+ */
+export const WORKER_QUERY_TIMEOUT_MS = 5_000;
+
+/**
  * A pool for DATABASE_URL (numeric columns parsed as JS numbers by the record modules, not here). `queryTimeoutMs`
  * bounds each query as the client waits for it: a database that accepted the connection and then froze (a partition)
  * fails the request instead of holding it.

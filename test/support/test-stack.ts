@@ -23,7 +23,7 @@ import { connectClient } from '../../src/temporal/temporal-client';
 import type { PaymentWorker } from '../../src/temporal/payment-worker';
 import type { CardVault } from '../../src/vault/card-vault';
 import { createRedisVault } from '../../src/vault/redis-vault';
-import { openDatabase } from '../../src/records/database';
+import { WORKER_QUERY_TIMEOUT_MS, openDatabase } from '../../src/records/database';
 import type { Database } from '../../src/records/database';
 import { eventually } from '../../src/local/eventually';
 import { buildStack, serverInProcess } from '../../src/local/stack-builder';
@@ -152,7 +152,7 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
     const workerConfig = parseConfig(workerSchema, env);
     const provider = createProviderClient(providerConfig(workerConfig));
     const cardVault = await createRedisVault({ url: workerConfig.VAULT_URL, keyring: vaultKeyring(workerConfig) });
-    const database = openDatabase(testDatabaseUrl(env), { queryTimeoutMs: 5_000 });
+    const database = openDatabase(testDatabaseUrl(env), { queryTimeoutMs: WORKER_QUERY_TIMEOUT_MS });
     const worker: PaymentWorker = await createPaymentWorker({
       temporal: workerConfig,
       taskQueue,
