@@ -91,6 +91,25 @@ async function runLanes(faultTimed: string[], others: string[], env: NodeJS.Proc
   return results;
 }
 
+/**
+ * Each failed test of a file's TAP output, with the start of its block (location, error, expected, actual), so the end
+ * of a long run says what failed: CI shows the tail of the output.
+ */
+function failedTests(output: string): string[] {
+  const lines = stripVTControlCharacters(output).split(/\r?\n/);
+  const failures: string[] = [];
+  lines.forEach((line, at) => {
+    const name = /^\s*not ok \d+ - (.*)$/.exec(line)?.[1];
+    if (name === undefined) return;
+    const end = lines.findIndex((l, k) => k > at && /^\s*\.\.\.$/.test(l));
+    const block = lines.slice(at + 1, end === -1 ? at + 16 : Math.min(end, at + 16));
+    if (block.some((l) => /failureType: 'subtestsFailed'/.test(l))) return;
+    const detail = block.filter((l) => !/^\s*(---|duration_ms|type):?/.test(l)).map((l) => `      ${l.trim()}`);
+    failures.push([`    ${name}`, ...detail].join('\n').slice(0, 1500));
+  });
+  return failures;
+}
+
 /** The slowest files, so a suite that outgrows its time says where the time went. */
 function slowestFiles(results: FileResult[], count = 10): string {
   return [...results]
@@ -149,6 +168,11 @@ async function main(): Promise<number> {
   const slowest = slowestFiles(results);
   if (slowest) process.stdout.write(`[test] the slowest files (wall clock, each from its start):\n${slowest}\n`);
   const failedFiles = results.filter((r) => r.failed > 0).map((r) => r.file);
+  for (const { file, output } of results.filter((r) => r.failed > 0)) {
+    const failures = failedTests(output);
+    const told = failures.length > 0 ? failures.join('\n') : '    (no failed test reported: the file ended early)';
+    process.stdout.write(`[test] failed in ${file}:\n${told}\n`);
+  }
   if (failedFiles.length > 0) process.stdout.write(`[test] files with failures: ${failedFiles.join(', ')}\n`);
   const sum = (pick: (r: FileResult) => number) => results.reduce((n, r) => n + pick(r), 0);
   process.stdout.write(`tests: ${sum((r) => r.passed)} passed, ${sum((r) => r.failed)} failed\n`);
