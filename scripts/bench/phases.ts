@@ -6,7 +6,7 @@ import { callbackToFinal, idleEventCount, signalToCompletion } from './history';
 import type { SignalSpan } from './history';
 import { closedLoop, oneAtATime, openLoop } from './load';
 import { createPayment, paymentToFinalStatus } from './payments';
-import { AFTER_LOAD_MS, localActivityTimes, writesLine, writesPer } from './postgres-stats';
+import { localActivityTimes, writesLine, writesPer } from './postgres-stats';
 import type { ActivityTimes, WritesPer } from './postgres-stats';
 import { RssSampler } from './rss';
 import type { BenchSettings } from './settings';
@@ -91,7 +91,7 @@ export async function fullPhase(stack: BenchStack, settings: BenchSettings): Pro
     },
   );
   const cpu = meter.per(closed.completed);
-  const writes = writesPer(writesBefore, await stack.postgresStats.counters(AFTER_LOAD_MS), closed.completed);
+  const writes = writesPer(writesBefore, await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000), closed.completed);
   const recordAfter = await localActivityTimes(stack.workerMetricsAddresses, 'recordPayment');
   const recordCount = recordAfter.count - recordBefore.count;
   const recordPayment = {
@@ -145,7 +145,7 @@ export async function getPhase(stack: BenchStack, settings: BenchSettings, payme
       throw new Error(`GET ${id} answered ${shown.status} ${shown.body.status}, not succeeded`);
   });
   const cpu = meter.per(closed.completed);
-  const writes = writesPer(writesBefore, await stack.postgresStats.counters(AFTER_LOAD_MS), closed.completed);
+  const writes = writesPer(writesBefore, await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000), closed.completed);
   log(`  GET closed loop: ${closed.rate.toFixed(1)}/s, ${latencyLine(closed.latencies)}`);
   log(`  ${cpuLine(cpu, 'GET')}`);
   log(`  PostgreSQL ${writesLine(writes, 'GET')}`);

@@ -30,10 +30,8 @@ export interface WritesPer {
 
 /**
  * A backend reports its counters to the statistics system when it goes idle, at most once a second
- * (PGSTAT_MIN_INTERVAL); one that found the shared entry locked by another (under load) tries again 10 s later
- * (PGSTAT_IDLE_INTERVAL). A reading this long after a loaded phase has them all; after a quiet one, 1.5 s is enough.
+ * (PGSTAT_MIN_INTERVAL): after a quiet phase, 1.5 s is enough. After a loaded one, BENCH_STATS_SETTLE_SECONDS.
  */
-export const AFTER_LOAD_MS = 11_000;
 const AFTER_QUIET_MS = 1500;
 
 /** Reads the payments database's statistics and finds its server's postmaster, over one connection of its own. */

@@ -24,6 +24,11 @@ const benchSchema = z.object({
   BENCH_CONCURRENCY: count(50),
   /** Measured seconds of single bank credits by BENCH_CONCURRENCY clients: the rate the batch is compared with. */
   BENCH_CREDIT_SECONDS: count(30),
+  /**
+   * Seconds before PostgreSQL's write counters are read after a loaded phase: a backend that found the statistics'
+   * shared entry locked by another tries again 10 s later (PGSTAT_IDLE_INTERVAL), so the default has them all.
+   */
+  BENCH_STATS_SETTLE_SECONDS: count(11),
   /** On a real cluster the bench starts (`--cluster`): PostgreSQL, temporal-server; otherwise a dev server in memory. */
   BENCH_CLUSTER: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
   /** Payment worker processes (`--workers N`). */
