@@ -91,7 +91,11 @@ export async function fullPhase(stack: BenchStack, settings: BenchSettings): Pro
     },
   );
   const cpu = meter.per(closed.completed);
-  const writes = writesPer(writesBefore, await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000), closed.completed);
+  const writes = writesPer(
+    writesBefore,
+    await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000),
+    closed.completed,
+  );
   const recordAfter = await localActivityTimes(stack.workerMetricsAddresses, 'recordPayment');
   const recordCount = recordAfter.count - recordBefore.count;
   const recordPayment = {
@@ -145,7 +149,11 @@ export async function getPhase(stack: BenchStack, settings: BenchSettings, payme
       throw new Error(`GET ${id} answered ${shown.status} ${shown.body.status}, not succeeded`);
   });
   const cpu = meter.per(closed.completed);
-  const writes = writesPer(writesBefore, await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000), closed.completed);
+  const writes = writesPer(
+    writesBefore,
+    await stack.postgresStats.counters(settings.BENCH_STATS_SETTLE_SECONDS * 1000),
+    closed.completed,
+  );
   log(`  GET closed loop: ${closed.rate.toFixed(1)}/s, ${latencyLine(closed.latencies)}`);
   log(`  ${cpuLine(cpu, 'GET')}`);
   log(`  PostgreSQL ${writesLine(writes, 'GET')}`);
