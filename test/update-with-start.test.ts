@@ -106,5 +106,7 @@ describe('Update-with-Start when nothing could be started', () => {
     );
     assert.equal(created.status, 503, JSON.stringify(created.body));
     assert.equal(created.body.error.code, 'unavailable');
+    // Not "it did not start": Temporal might still start it, and the retry is what tells.
+    assert.match(created.body.error.message, /did not confirm the start; send the same request again/);
   });
 });

@@ -78,6 +78,18 @@ export interface PaymentCreation {
   approvalWindowMs?: number;
 }
 
+/**
+ * The answer to a create whose start Temporal did not confirm: it may still carry the start out, and the same request
+ * sent again settles it either way.
+ */
+function startNotConfirmed(): AppError {
+  return new AppError(
+    'unavailable',
+    'Temporal did not confirm the start; send the same request again: it answers the payment if it started, ' +
+      'and starts it once if not',
+  );
+}
+
 /** What changes payments: create one, hand it a provider callback, resolve it; each a signed Temporal call. */
 export class PaymentCommands {
   constructor(
@@ -192,10 +204,12 @@ export class PaymentCommands {
         };
       }
       // The wait ran out, the workflow closed before answering, or Temporal failed: whether it started decides.
-      const payment = await this.afterWait(paymentId, fallback);
+      const payment = await this.afterWait(paymentId, fallback).catch((waitErr: unknown) => {
+        throw waitErr instanceof AppError && waitErr.kind === 'unavailable' ? startNotConfirmed() : waitErr;
+      });
       if (payment) return { created: true, payment };
       await discardCard();
-      throw new AppError('unavailable', 'the payment could not be started right now; retry with the same reference');
+      throw startNotConfirmed();
     }
   }
 
