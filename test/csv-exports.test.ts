@@ -157,10 +157,15 @@ describe('the records export stream', () => {
 });
 
 describe('CSV exports over HTTP', () => {
+  // A merchant of its own: an export lists every payment of its merchant in a range, and other files' batches add
+  // acme's payments at any time (an item's creation time comes before its record's commit).
+  const MERCHANT = 'exports';
   let stack: Stack;
   let db: Database;
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({
+      env: { MERCHANT_API_KEYS: `${MERCHANT}:${MERCHANT_KEY},other:${OTHER_MERCHANT_KEY}` },
+    });
     db = openDatabase(testDatabaseUrl());
   });
   after(async () => {
@@ -241,11 +246,11 @@ describe('CSV exports over HTTP', () => {
     const at = (s: number) => new Date(base + s * 1000).toISOString();
     for (let n = 0; n < 4; n++) {
       await upsertPaymentRecord(db, {
-        resource: resource(`payment-acme-range-${n}`, `range-${n}`, {
+        resource: resource(`payment-${MERCHANT}-range-${n}`, `range-${n}`, {
           created_at: at(n * 10),
           status: n === 2 ? 'failed' : 'succeeded',
         }),
-        merchantId: 'acme',
+        merchantId: MERCHANT,
         revision: 1,
         recordedAt: at(n * 10),
       });
@@ -277,38 +282,38 @@ describe('CSV exports over HTTP', () => {
   });
 
   it("escapes fields and defuses formulas in a merchant's values", async () => {
-    const id = 'payment-acme-=formula';
+    const id = `payment-${MERCHANT}-=formula`;
     await upsertPaymentRecord(db, {
       resource: resource(id, '-1', {
         status: 'failed',
         provider: { transaction_id: '@evil', status_code: '0', message: null },
         failure: { code: 'provider_declined', message: '=HYPERLINK("http://x","y"), then\r\nmore' },
       }),
-      merchantId: 'acme',
+      merchantId: MERCHANT,
       revision: 1,
       recordedAt: '2026-02-01T10:00:05.000Z',
     });
     const answer = await csv('/v1/payments.csv?reference=-1');
     assert.match(answer.text, /"'=HYPERLINK\(""http:\/\/x"",""y""\), then\r\nmore"/);
     const [row] = rowsOf(answer.text);
-    assert.equal(row?.id, `payment-acme-=formula`, 'not at the start: left as it is');
+    assert.equal(row?.id, `payment-${MERCHANT}-=formula`, 'not at the start: left as it is');
     assert.equal(row?.reference, "'-1");
     assert.equal(row?.provider_transaction_id, "'@evil");
     assert.equal(row?.failure_message, `'=HYPERLINK("http://x","y"), then\r\nmore`);
   });
 
   it("answers 404 for a batch that does not exist or is another merchant's", async () => {
-    const unknown = await csv('/v1/payout-batches/batch-acme-no-such-batch/items.csv');
+    const unknown = await csv(`/v1/payout-batches/batch-${MERCHANT}-no-such-batch/items.csv`);
     assert.equal(unknown.status, 404);
-    const json = await stack.api('GET', '/v1/payout-batches/batch-acme-no-such-batch');
+    const json = await stack.api('GET', `/v1/payout-batches/batch-${MERCHANT}-no-such-batch`);
     assert.equal(json.status, 404, 'as the JSON batch route answers');
-    const others = await csv('/v1/payout-batches/batch-acme-no-such-batch/items.csv', OTHER_MERCHANT_KEY);
+    const others = await csv(`/v1/payout-batches/batch-${MERCHANT}-no-such-batch/items.csv`, OTHER_MERCHANT_KEY);
     assert.equal(others.status, 404);
   });
 
   it("streams a 10,000-item batch's report in one request, its memory bounded, its connection given back", async () => {
     const reference = `big-${randomBytes(4).toString('hex')}`;
-    const batchId = `batch-acme-${reference}`;
+    const batchId = `batch-${MERCHANT}-${reference}`;
     const createdAt = '2026-03-01T08:00:00.000Z';
     const tally = (count: number, amount: number) => ({ count, amount });
     const progress: BatchProgress = {
@@ -337,7 +342,7 @@ describe('CSV exports over HTTP', () => {
     };
     await upsertBatchRecord(db, {
       resource: progress,
-      merchantId: 'acme',
+      merchantId: MERCHANT,
       reference,
       revision: 1,
       recordedAt: createdAt,
@@ -348,12 +353,12 @@ describe('CSV exports over HTTP', () => {
         for (let n = chunk * 2000; n < (chunk + 1) * 2000; n++) {
           const at = new Date(Date.parse(createdAt) + n * 10).toISOString();
           await upsertPaymentRecord(client, {
-            resource: resource(`payment-acme-${reference}~emp-${n}`, `emp-${n}`, {
+            resource: resource(`payment-${MERCHANT}-${reference}~emp-${n}`, `emp-${n}`, {
               amount: 25,
               created_at: at,
               updated_at: at,
             }),
-            merchantId: 'acme',
+            merchantId: MERCHANT,
             batchId,
             revision: 1,
             recordedAt: at,
@@ -395,7 +400,7 @@ describe('CSV exports over HTTP', () => {
     assert.deepEqual(parseCsv(first.slice(0, first.indexOf('\r\n', first.indexOf('\r\n') + 2) + 2)), [
       HEADER,
       [
-        `payment-acme-${reference}~emp-0`,
+        `payment-${MERCHANT}-${reference}~emp-0`,
         'emp-0',
         'bank_credit',
         'succeeded',

@@ -16,20 +16,23 @@ import { openDatabase } from '../src/records/database';
 import { insertNewPayment, takeKey } from '../src/records/idempotency-keys';
 import { batchBody } from './support/batch-helpers';
 import { paymentRequest, uniqueReference } from './support/request-builders';
-import { startStack, testDatabaseUrl, connectTestClient } from './support/test-stack';
+import { MERCHANT_KEY, startStack, testDatabaseUrl, connectTestClient } from './support/test-stack';
 import type { Stack } from './support/test-stack';
 
 // The payment records in PostgreSQL, tried from outside: what Temporal forgets, the API still answers; lists page by
 // (created_at, id) with every filter; and with PostgreSQL unreachable nothing starts.
 
 const FINGERPRINT_SECRET = 'test-fingerprint-secret-0123456789abcdef';
+// A merchant of its own: its lists page through every payment of its merchant in a range, and other files' batches
+// add acme's payments at any time (an item's creation time comes before its record's commit).
+const MERCHANT = 'records';
 
 let temporal: Client;
 let stack: Stack;
 before(async () => {
   temporal = await connectTestClient();
   // A short late-callback window: settled payments' workflows close within seconds.
-  stack = await startStack({ env: { LATE_CALLBACK_WINDOW: '1s' } });
+  stack = await startStack({ env: { LATE_CALLBACK_WINDOW: '1s', MERCHANT_API_KEYS: `${MERCHANT}:${MERCHANT_KEY}` } });
 });
 after(async () => {
   await stack?.close();
@@ -112,25 +115,25 @@ describe('a payment whose workflow history Temporal has deleted', () => {
     // What a server that died between its transaction and the workflow's start leaves: the key and revision 0.
     const body = paymentRequest('mobile_money_debit', '00');
     if (body.type !== 'mobile_money_debit') throw new Error('a mobile-money request was asked for');
-    const paymentId = paymentWorkflowId('acme', body.reference);
+    const paymentId = paymentWorkflowId(MERCHANT, body.reference);
     const createdAt = new Date(Date.now() - 60_000).toISOString();
     const db = openDatabase(testDatabaseUrl());
     try {
       const first = newPaymentResource({
         paymentId,
-        merchantId: 'acme',
+        merchantId: MERCHANT,
         request: body,
         createdAt,
         timing: { callbackTimeoutMs: 0, reconcileForMs: 0, reconcileIntervalMs: 0 },
       });
       const key = {
-        merchantId: 'acme',
+        merchantId: MERCHANT,
         scope: 'payment' as const,
         reference: body.reference,
-        fingerprint: paymentFingerprint(FINGERPRINT_SECRET, 'acme', body),
+        fingerprint: paymentFingerprint(FINGERPRINT_SECRET, MERCHANT, body),
         resourceId: paymentId,
       };
-      await takeKey(db, key, (client) => insertNewPayment(client, 'acme', first));
+      await takeKey(db, key, (client) => insertNewPayment(client, MERCHANT, first));
     } finally {
       await db.end();
     }
