@@ -164,6 +164,21 @@ function regressed(row: RecordRow | undefined, answered: PaymentResource | undef
   return row.status !== answered.status || (row.resource.events?.length ?? 0) < answered.events.length;
 }
 
+/** What GET answered for a payment beside what its record holds now: status, then each one's events. */
+function behind(row: RecordRow | undefined, answered: PaymentResource | undefined): string {
+  const events = (list: unknown[] | undefined) =>
+    (list ?? [])
+      .map((e) => {
+        const { type, at } = e as { type: string; at: string };
+        return `${type}@${at.slice(11, 23)}`;
+      })
+      .join(' ');
+  return (
+    `GET answered ${answered?.status}: ${events(answered?.events)}; ` +
+    `record ${row?.status}: ${events(row?.resource.events)}`
+  );
+}
+
 /**
  * Waits (up to the time-out, printing progress) until every workflow has finished and every record equals its result;
  * then counts the records lost (no row), regressed and still differing.
@@ -219,7 +234,10 @@ export async function checkRecords(input: RecordCheckInput): Promise<RecordVerdi
     ],
     problems: [
       ...list('lost (no row in PostgreSQL)', lost),
-      ...list('regressed (behind what GET answered)', back),
+      ...list(
+        'regressed (behind what GET answered)',
+        back.map((id) => `${id} (${behind(rows.get(id), input.answered.get(id))})`),
+      ),
       ...list(
         'differing from their workflow',
         differing.map((id) => `${id} (${difference(rows.get(id), finals.get(id))}; ${standing.get(id) ?? ''})`),
