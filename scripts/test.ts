@@ -167,8 +167,9 @@ async function main(): Promise<number> {
   );
   const slowest = slowestFiles(results);
   if (slowest) process.stdout.write(`[test] the slowest files (wall clock, each from its start):\n${slowest}\n`);
-  const failedFiles = results.filter((r) => r.failed > 0).map((r) => r.file);
-  for (const { file, output } of results.filter((r) => r.failed > 0)) {
+  const failed = results.filter((r) => r.failed > 0);
+  const failedFiles = failed.map((r) => r.file);
+  for (const { file, output } of failed) {
     const failures = failedTests(output);
     const told = failures.length > 0 ? failures.join('\n') : '    (no failed test reported: the file ended early)';
     process.stdout.write(`[test] failed in ${file}:\n${told}\n`);
