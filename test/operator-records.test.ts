@@ -267,6 +267,9 @@ describe('records purge', () => {
     assert.ok((report.related.confirmation_answers ?? 0) >= 1, JSON.stringify(report.related));
     const answers = await db.query('SELECT 1 FROM confirmation_answers WHERE payment_id = $1', [real.id]);
     assert.equal(answers.rowCount, 0);
+    assert.ok((report.related.initiation_answers ?? 0) >= 1, 'and the answer its initiation kept');
+    const initiated = await db.query('SELECT 1 FROM initiation_answers WHERE payment_id = $1', [real.id]);
+    assert.equal(initiated.rowCount, 0);
     for (const id of [real.id, oldDone.id, ...items.map((i) => i.id)])
       assert.equal(await exists('payments', id), false, id);
     assert.equal(await exists('batches', realBatch.id), false);
@@ -290,7 +293,7 @@ describe('records purge', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(
       table.stdout,
-      /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions, \d+ notification_events, \d+ confirmation_answers: finished/,
+      /^deleted \d+ payments, \d+ batches \(\d+ items\), \d+ operator_actions, \d+ notification_events, \d+ confirmation_answers, \d+ initiation_answers: finished/,
     );
   });
 

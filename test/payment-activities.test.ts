@@ -53,6 +53,7 @@ after(async () => records?.close());
 /** Each case's payment starts unclaimed: most initiate PAYMENT_ID once. */
 const forgetClaims = async () => {
   await records?.db.query('DELETE FROM initiation_claims');
+  await records?.db.query('DELETE FROM initiation_answers');
 };
 beforeEach(forgetClaims);
 
@@ -172,6 +173,70 @@ describe('payment activities', () => {
     assert.equal(own.body?.state, 'succeeded', 'its own payment still gets its answers');
   });
 
+  it('an initiation run again in its run (its workflow task tried again) answers as the first did, sending nothing', async () => {
+    let sent = 0;
+    let answer = () => Promise.resolve({ ...ack, transactionId: `tx-${randomUUID()}` });
+    const activities = activitiesWith(
+      fakeProvider({
+        initiate: () => {
+          sent += 1;
+          return answer();
+        },
+      }),
+    );
+    const twice = async (runIds: [string, string]) => {
+      const paymentId = `payment-acme-${randomUUID()}`;
+      const what = order(storedRequest('mobile_money_debit', '00', paymentId), paymentId);
+      /** The initiation as a local activity of one run, each execution with a result id of its own. */
+      const run = (runId: string) =>
+        new MockActivityEnvironment({ isLocal: true, workflowExecution: { workflowId: paymentId, runId } }).run<
+          [PaymentMessage],
+          Signed<ProviderAck>,
+          (input: PaymentMessage) => Promise<Signed<ProviderAck>>
+        >((input) => activities.initiatePayment(input, randomUUID()), what);
+      const first = await run(runIds[0]).catch((err: unknown) => err);
+      const second = await run(runIds[1]).catch((err: unknown) => err);
+      return { first, second };
+    };
+
+    const acked = await twice(['run-1', 'run-1']);
+    assert.equal(sent, 1, 'sent once');
+    assert.ok(!(acked.second instanceof Error), String(acked.second));
+    assert.deepEqual((acked.second as Signed<ProviderAck>).body, (acked.first as Signed<ProviderAck>).body);
+    assert.equal(signatureProblem(signingKeys, acked.second as Signed<ProviderAck>), undefined, 'signed anew');
+
+    // Chaos seed 22681: a rejection recorded `failed`, then its task ran again after a Temporal restart.
+    answer = () =>
+      Promise.reject(new ProviderError('refused', { verdict: 'rejected', providerCode: '7', providerMessage: 'No' }));
+    const rejected = await twice(['run-1', 'run-1']);
+    assert.equal(sent, 2, 'sent once more: one per payment');
+    for (const failure of [rejected.first, rejected.second]) {
+      assert.ok(failure instanceof ApplicationFailure);
+      assert.equal(failure.type, FailureTypes.rejected);
+      assert.deepEqual(verdictOf(failure), { verdict: 'rejected', failure: { code: '7', message: 'No' } });
+    }
+
+    const reset = await twice(['run-1', 'run-2']);
+    assert.equal(sent, 3);
+    assert.ok(reset.second instanceof ApplicationFailure);
+    assert.equal(
+      reset.second.type,
+      FailureTypes.unknown,
+      "another run (a Reset's) reconciles: it is never handed the answer",
+    );
+
+    // A first execution that died mid-call kept no answer: the second cannot know what it sent.
+    const paymentId = `payment-acme-${randomUUID()}`;
+    await records.db.query(
+      "INSERT INTO initiation_claims (payment_id, run_id, execution) VALUES ($1, 'run-1', 'dead')",
+      [paymentId],
+    );
+    const what = order(storedRequest('mobile_money_debit', '00', paymentId), paymentId);
+    const orphan = await failureOf(initiate(activities, what, paymentId, 'run-1'));
+    assert.equal(orphan.type, FailureTypes.unknown);
+    assert.equal(sent, 3, 'and never sends');
+  });
+
   it('an acknowledgement that already says failed is a definite rejection', async () => {
     const provider = fakeProvider({
       initiate: () => Promise.resolve({ ...ack, statusCode: '0', message: 'Declined' }),
@@ -263,14 +328,13 @@ describe('payment activities', () => {
     assert.deepEqual(answer.body, ack);
     assert.deepEqual(sent, [full]);
     assert.equal(await cardVault.take(stored.card.token), null, 'the CVV is gone after its first use');
-    // The same payment initiated again, by a Reset's new run or by the same run's workflow task tried again after a
-    // worker died mid-call: refused before the vault, as an unknown outcome.
-    for (const runId of ['run-2', 'run-1']) {
-      const again = await failureOf(initiate(activities, card, PAYMENT_ID, runId));
-      assert.equal(again.type, FailureTypes.unknown);
-      assert.equal(again.nonRetryable, true);
-      assert.match(again.message, /already claimed it: not sent again/);
-    }
+    // The same payment initiated again by a Reset's new run: refused before the vault, as an unknown outcome.
+    const again = await failureOf(initiate(activities, card, PAYMENT_ID, 'run-2'));
+    assert.equal(again.type, FailureTypes.unknown);
+    assert.equal(again.nonRetryable, true);
+    assert.match(again.message, /already claimed it: not sent again/);
+    // By the same run's workflow task tried again after Temporal lost its completion: the first answer, no vault.
+    assert.deepEqual((await initiate(activities, card, PAYMENT_ID, 'run-1')).body, ack);
     assert.equal(sent.length, 1, 'never sent twice');
 
     // Card data gone before a first initiation: a definite failure, nothing sent.

@@ -20,7 +20,12 @@ import type {
 } from '../src/domain/payment-model';
 import { startPostgres } from '../src/local/postgres';
 import type { ProviderClient } from '../src/provider/provider-client';
-import { claimInitiation, upsertBatchRecord, upsertPaymentRecord } from '../src/records/record-writes';
+import {
+  claimInitiation,
+  keepInitiationAnswer,
+  upsertBatchRecord,
+  upsertPaymentRecord,
+} from '../src/records/record-writes';
 import { createMemoryVault } from '../src/vault/card-vault';
 import { recordDatabase } from './support/record-database';
 import type { RecordDatabase } from './support/record-database';
@@ -182,23 +187,37 @@ describe('record writes', () => {
   it('an initiation is claimed once: the same execution may claim it again, another execution or run never', async () => {
     const paymentId = `payment-acme-${uniqueReference('claim')}`;
     const first = { runId: 'run-1', execution: 'e-1' };
-    assert.equal(await claimInitiation(records.db, paymentId, first), true, 'the first claim');
-    assert.equal(await claimInitiation(records.db, paymentId, first), true, 'a retried claim of the same execution');
-    assert.equal(
-      await claimInitiation(records.db, paymentId, { runId: 'run-1', execution: 'e-2' }),
-      false,
-      'another execution of the same run (its workflow task tried again after a worker died)',
+    const held = { held: true };
+    assert.deepEqual(await claimInitiation(records.db, paymentId, first), held, 'the first claim');
+    assert.deepEqual(
+      await claimInitiation(records.db, paymentId, first),
+      held,
+      'a retried claim of the same execution',
     );
-    assert.equal(
+    const again = { runId: 'run-1', execution: 'e-2' };
+    assert.deepEqual(
+      await claimInitiation(records.db, paymentId, again),
+      { held: false, earlierAnswer: undefined },
+      'another execution of the same run (its workflow task tried again after a worker died mid-call)',
+    );
+    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'kept' });
+    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'a later one is not' });
+    assert.deepEqual(
+      await claimInitiation(records.db, paymentId, again),
+      { held: false, earlierAnswer: { ack: 'kept' } },
+      'another execution of the same run, once the first kept its answer',
+    );
+    assert.deepEqual(
       await claimInitiation(records.db, paymentId, { runId: 'run-2', execution: 'e-1' }),
-      false,
-      "another run (a Reset's)",
+      { held: false, earlierAnswer: undefined },
+      "another run (a Reset's) is never handed the answer",
     );
     const racing = `payment-acme-${uniqueReference('race')}`;
-    const answers = await Promise.all(
+    const claims = await Promise.all(
       ['a', 'b', 'c', 'd'].map((run) => claimInitiation(records.db, racing, { runId: run, execution: run })),
     );
-    assert.equal(answers.filter(Boolean).length, 1, `one of four racing runs holds the claim (${answers.join(', ')})`);
+    const holders = claims.filter((claim) => claim.held).length;
+    assert.equal(holders, 1, `one of four racing runs holds the claim (${JSON.stringify(claims)})`);
   });
 });
 

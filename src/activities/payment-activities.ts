@@ -17,14 +17,15 @@ import type {
 } from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
 import type { Signed } from '../domain/signed';
-import type { PaymentType } from '../domain/requests';
+import type { PaymentRequest, PaymentType } from '../domain/requests';
 import { ProviderError } from '../provider/provider-errors';
 import { providerState } from '../provider/codes';
 import { providerReference } from '../provider/wire';
 import type { ProviderClient } from '../provider/provider-client';
 import { isUnreachable } from '../records/database';
 import type { Database } from '../records/database';
-import { bindTransaction, claimInitiation, keepFirstAnswer } from '../records/record-writes';
+import { bindTransaction, claimInitiation, keepFirstAnswer, keepInitiationAnswer } from '../records/record-writes';
+import type { InitiationClaim } from '../records/record-writes';
 import { signedResult } from './signed-results';
 import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
@@ -75,37 +76,53 @@ export function createPaymentActivities({
     const { paymentId, request: stored } = trustedOrder(order, signingKeys);
     const context = Context.current();
     const heartbeats = heartbeating(context);
-    let ack: ProviderAck;
+    let answer: InitiationAnswer;
     try {
       const giveUpAt = Date.now() + vaultWaitMs;
       // Always there: trustedOrder refused any message outside its own workflow. A local activity runs again when
-      // its workflow task is tried again (a worker died mid-call): each execution claims as itself, so a second
-      // one finds the first's claim and never sends.
-      const claimant = { runId: context.info.workflowExecution?.runId ?? '', execution: randomUUID() };
-      await claimTheInitiation(() => claimInitiation(database, paymentId, claimant), giveUpAt);
-      const vault = patientVault(cardVault, giveUpAt);
-      const request = await attachCard(stored, vault).catch(() => {
-        throw cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
-      });
-      if (!request) {
-        throw cardDataUnavailable(
-          'the card data expired or was already used before initiation; nothing was sent to the provider',
-        );
-      }
-      ack = await provider
-        .initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) })
-        .catch((err: unknown) => {
-          throw initiationFailure(err);
-        });
+      // its workflow task is tried again (a worker died mid-call, Temporal lost the completion): each execution
+      // claims as itself, so a second one finds the first's claim and never sends; it answers what the first kept.
+      const runId = context.info.workflowExecution?.runId ?? '';
+      const claim = await claimTheInitiation(
+        () => claimInitiation<InitiationAnswer>(database, paymentId, { runId, execution: randomUUID() }),
+        giveUpAt,
+      );
+      answer = claim ?? (await sendOnce(paymentId, stored, giveUpAt));
+      if (!claim) await keepTheAnswer(() => keepInitiationAnswer(database, paymentId, runId, answer));
     } finally {
       clearInterval(heartbeats);
     }
+    if ('refusal' in answer) throw verdictFailure(answer.refusal.verdict, answer.refusal, answer.refusal.reason);
+    const { ack } = answer;
     // The spec says every acknowledgement is pending; one that already says failed is a definite rejection.
     if (providerState(ack.statusCode) === 'failed') {
       throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
     }
     if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
     return signedResult(signingKeys, 'initiation-result', ack, resultId);
+  }
+
+  /** Takes the card data out of the vault and sends the initiation: what the provider answered, or why it did not. */
+  async function sendOnce(
+    paymentId: string,
+    stored: StoredPaymentRequest,
+    giveUpAt: number,
+  ): Promise<InitiationAnswer> {
+    let request: PaymentRequest | null;
+    try {
+      request = await attachCard(stored, patientVault(cardVault, giveUpAt));
+    } catch {
+      return cardDataUnavailable('the card vault could not be read; nothing was sent to the provider');
+    }
+    if (!request) {
+      return cardDataUnavailable(
+        'the card data expired or was already used before initiation; nothing was sent to the provider',
+      );
+    }
+    return provider.initiate({ paymentId, request, callbackUrl: callbackTokens.urlFor(paymentId) }).then(
+      (ack) => ({ ack }),
+      (err: unknown) => ({ refusal: initiationRefusal(err) }),
+    );
   }
 
   return {
@@ -246,14 +263,29 @@ function patientVault(vault: CardVault, giveUpAt: number): CardVault {
   return { ...vault, take: (token) => patiently(() => vault.take(token), giveUpAt) };
 }
 
+/** Why an initiation has no acknowledgement: its verdict, the payment's failure (when there is one to show), the reason. */
+interface Refusal {
+  verdict: ProviderVerdict;
+  code?: string;
+  message: string;
+  reason?: string;
+}
+
+/** What one execution of an initiation learnt: kept, so that another execution of its run answers the same. */
+type InitiationAnswer = { ack: ProviderAck } | { refusal: Refusal };
+
 /**
- * Claims the payment's one initiation in the system of record, for this execution of this run. Another's claim (a
- * Reset, a terminate-and-restart, a workflow task tried again after a worker died mid-call) means it may have been
- * sent: not sent again, the outcome is unknown and reconciliation settles it. A claim whose answer was lost is found on
- * the next try as this execution's own. No claim at all: nothing was sent.
+ * Claims the payment's one initiation in the system of record, for this execution of this run: undefined when this
+ * execution holds it, so it sends. Another's claim (a Reset, a terminate-and-restart, a workflow task tried again
+ * after a worker died or Temporal lost its completion) means it may have been sent: not sent again, the answer is the
+ * one an earlier execution of the same run kept, else the outcome is unknown and reconciliation settles it. A claim
+ * whose answer was lost is found on the next try as this execution's own. No claim at all: nothing was sent.
  */
-async function claimTheInitiation(claim: () => Promise<boolean>, giveUpAt: number): Promise<void> {
-  let claimed: boolean;
+async function claimTheInitiation(
+  claim: () => Promise<InitiationClaim<InitiationAnswer>>,
+  giveUpAt: number,
+): Promise<InitiationAnswer | undefined> {
+  let claimed: InitiationClaim<InitiationAnswer>;
   try {
     claimed = await patiently(claim, giveUpAt);
   } catch {
@@ -263,30 +295,40 @@ async function claimTheInitiation(claim: () => Promise<boolean>, giveUpAt: numbe
         'the initiation could not be recorded (the record database is unreachable); nothing was sent to the provider',
     });
   }
-  if (!claimed) {
-    throw verdictFailure('unknown', {
-      message:
-        'an earlier run or try of this initiation (a Reset, a worker that died mid-call) already claimed it: not sent again',
-    });
-  }
+  if (claimed.held) return undefined;
+  if (claimed.earlierAnswer) return claimed.earlierAnswer;
+  throw verdictFailure('unknown', {
+    message:
+      'an earlier run or try of this initiation (a Reset, a worker that died mid-call) already claimed it: not sent again',
+  });
+}
+
+/**
+ * Keeps the answer for a later execution of the run, tried for a moment: without it that execution's outcome is only
+ * unknown (reconciled), never a second request, so the payment does not wait longer for it.
+ */
+async function keepTheAnswer(keep: () => Promise<void>): Promise<void> {
+  await patiently(keep, Date.now() + RETRY_UNREACHABLE_MS * 2).catch(() => undefined);
 }
 
 /** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */
-function cardDataUnavailable(message: string): ApplicationFailure {
-  return verdictFailure('rejected', { code: 'card_data_unavailable', message });
+function cardDataUnavailable(message: string): InitiationAnswer {
+  return { refusal: { verdict: 'rejected', code: 'card_data_unavailable', message } };
 }
 
-function initiationFailure(err: unknown): ApplicationFailure {
+function initiationRefusal(err: unknown): Refusal {
   if (!(err instanceof ProviderError)) {
-    return verdictFailure('unknown', {
+    return {
+      verdict: 'unknown',
       message: `initiation failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-    });
+    };
   }
-  const failure: Failure = {
+  return {
+    verdict: err.verdict,
     code: failureCode(err),
     message: err.providerMessage ?? err.message,
+    reason: err.message,
   };
-  return verdictFailure(err.verdict, failure, err.message);
 }
 
 /** Verdicts a workflow acts on without asking the provider: each ends the payment `failed`. */

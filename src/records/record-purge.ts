@@ -8,13 +8,14 @@ import type { Database } from './database';
 
 /**
  * What is deleted with a payment or batch: one statement per table whose rows name it, `$1` the ids (`text[]`).
- * The notification tables (events and delivery attempts) and the callbacks' kept confirmations join here.
+ * The notification tables (events and delivery attempts) and the kept provider answers join here.
  */
 export const PURGED_WITH_SUBJECT: readonly { table: string; sql: string }[] = [
   { table: 'operator_actions', sql: 'DELETE FROM operator_actions WHERE subject_id = ANY($1::text[])' },
   // Their delivery attempts go with them (ON DELETE CASCADE).
   { table: 'notification_events', sql: 'DELETE FROM notification_events WHERE subject = ANY($1::text[])' },
   { table: 'confirmation_answers', sql: 'DELETE FROM confirmation_answers WHERE payment_id = ANY($1::text[])' },
+  { table: 'initiation_answers', sql: 'DELETE FROM initiation_answers WHERE payment_id = ANY($1::text[])' },
 ];
 
 /** Only these statuses are ever purged: a payment or batch in any other may still change. */

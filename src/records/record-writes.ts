@@ -85,9 +85,11 @@ WITH inserted AS (
   INSERT INTO initiation_claims (payment_id, run_id, execution) VALUES ($1, $2, $3)
   ON CONFLICT (payment_id) DO NOTHING RETURNING run_id, execution
 )
-SELECT run_id, execution FROM inserted
+SELECT run_id, execution, NULL::jsonb AS answer FROM inserted
 UNION ALL
-SELECT run_id, execution FROM initiation_claims WHERE payment_id = $1`;
+SELECT c.run_id, c.execution, a.answer FROM initiation_claims c
+LEFT JOIN initiation_answers a ON a.payment_id = c.payment_id AND a.run_id = c.run_id
+WHERE c.payment_id = $1`;
 
 /**
  * Records a payment as its workflow last saw it, unless the record already holds this change or a later one, and
@@ -199,23 +201,42 @@ export interface InitiationClaimant {
   execution: string;
 }
 
+/** A claim's outcome: held by this execution, or taken by another (with the answer it kept, when of the same run). */
+export type InitiationClaim<T> = { held: true } | { held: false; earlierAnswer: T | undefined };
+
 /**
- * Takes a payment's one initiation claim for one execution of a run's initiation: true when it holds it (just taken,
- * or taken by an earlier try of this same execution whose answer was lost), false when another run or another
- * execution took it (that one may have sent the initiation).
+ * Takes a payment's one initiation claim for one execution of a run's initiation: held when just taken, or taken by
+ * an earlier try of this same execution whose answer was lost; not held when another run or another execution took
+ * it (that one may have sent the initiation). Another execution of the same run hands back the answer it kept
+ * (keepInitiationAnswer), if it lived to keep one.
  */
-export async function claimInitiation(
+export async function claimInitiation<T>(
   db: Queryable,
   paymentId: string,
   claimant: InitiationClaimant,
-): Promise<boolean> {
+): Promise<InitiationClaim<T>> {
   const { runId, execution } = claimant;
-  const { rows } = await db.query<{ run_id: string; execution: string }>(CLAIM_INITIATION, [
+  const { rows } = await db.query<{ run_id: string; execution: string; answer: T | null }>(CLAIM_INITIATION, [
     paymentId,
     runId,
     execution,
   ]);
-  return rows[0]?.run_id === runId && rows[0].execution === execution;
+  const claim = rows[0];
+  if (claim?.run_id === runId && claim.execution === execution) return { held: true };
+  return { held: false, earlierAnswer: claim?.run_id === runId ? (claim.answer ?? undefined) : undefined };
+}
+
+/** Keeps what the provider answered the initiation a run claimed, for another execution of that run to answer again. */
+export async function keepInitiationAnswer<T>(
+  db: Queryable,
+  paymentId: string,
+  runId: string,
+  answer: T,
+): Promise<void> {
+  await db.query(
+    'INSERT INTO initiation_answers (payment_id, run_id, answer) VALUES ($1, $2, $3) ON CONFLICT (payment_id) DO NOTHING',
+    [paymentId, runId, JSON.stringify(answer)],
+  );
 }
 
 const KEEP_FIRST_ANSWER = `
