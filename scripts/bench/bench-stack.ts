@@ -77,7 +77,7 @@ export async function startStack(
     void (built?.stop() ?? Promise.resolve()).then(() => cluster?.stop()).finally(() => process.exit(1));
   };
   const cluster = settings.BENCH_CLUSTER === 'true' ? await startBenchCluster(broken) : undefined;
-  const workerNodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = (name: string) => (process.env[name] ?? '').split(' ').filter(Boolean);
   try {
     built = await buildStack({
       temporal: cluster ? { address: cluster.address } : { devServer: { namespace: 'default' } },
@@ -124,9 +124,9 @@ export async function startStack(
         },
       }),
       // The worker as `npm run worker` runs it: compiled, with the bundle `npm run build` made.
-      worker: workerProcess(workerNodeArgs),
+      worker: workerProcess(nodeArgs('BENCH_WORKER_NODE_ARGS')),
       // The server as `npm run server` runs it, in a process of its own: its CPU apart from the sandbox's and the clients'.
-      servers: [serverProcess()],
+      servers: [serverProcess(nodeArgs('BENCH_SERVER_NODE_ARGS'))],
       onUnexpectedExit: (name, code, signal) => broken(`the ${name} exited mid-run (${code ?? signal})`),
     });
   } catch (err) {
@@ -145,7 +145,10 @@ export async function startStack(
   try {
     for (let n = 2; n <= settings.BENCH_WORKERS; n++) {
       const address = `127.0.0.1:${await freePort()}`;
-      const child = await startWorkerProcess({ ...stack.workerEnv, WORKER_METRICS_ADDRESS: address }, workerNodeArgs);
+      const child = await startWorkerProcess(
+        { ...stack.workerEnv, WORKER_METRICS_ADDRESS: address },
+        nodeArgs('BENCH_WORKER_NODE_ARGS'),
+      );
       stack.adopt(child, `payment worker ${n}`);
       workerMetricsAddresses.push(address);
       workerPids.push(child.pid ?? 0);

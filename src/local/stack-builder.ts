@@ -139,10 +139,13 @@ export function workerProcess(nodeArgs: readonly string[] = []): Launcher {
   };
 }
 
-/** The compiled server as `npm run server` runs it, in a child process; resolves once `/healthz` answers. */
-export function serverProcess(): Launcher {
+/**
+ * The compiled server as `npm run server` runs it, in a child process; resolves once `/healthz` answers. `nodeArgs`
+ * go before the server's own.
+ */
+export function serverProcess(nodeArgs: readonly string[] = []): Launcher {
   return async (env, name) => {
-    const child = spawn(process.execPath, [SERVER_SCRIPT], {
+    const child = spawn(process.execPath, [...nodeArgs, SERVER_SCRIPT], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -198,7 +201,9 @@ export async function buildStack(options: StackBuilderOptions): Promise<BuiltSta
       children.delete(child);
       if (!stopping && !stoppedOnPurpose.has(child)) options.onUnexpectedExit?.(name, code, signal);
     });
-    cleanups.push(() => stopChild(child, 'SIGKILL'));
+    // A profiled child (`--cpu-prof`, the bench's BENCH_*_NODE_ARGS) is asked to stop, so that it writes its profile.
+    const profiled = child.spawnargs.some((arg) => arg.startsWith('--cpu-prof'));
+    cleanups.push(() => stopChild(child, profiled ? 'SIGTERM' : 'SIGKILL'));
     return child;
   };
   try {
