@@ -308,7 +308,11 @@ async function claimTheInitiation(
  * unknown (reconciled), never a second request, so the payment does not wait longer for it.
  */
 async function keepTheAnswer(keep: () => Promise<void>): Promise<void> {
-  await patiently(keep, Date.now() + RETRY_UNREACHABLE_MS * 2).catch(() => undefined);
+  await patiently(keep, Date.now() + RETRY_UNREACHABLE_MS * 2).catch((err: unknown) => {
+    Context.current().log.warn('initiation answer not kept: a second execution of this run would reconcile', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  });
 }
 
 /** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */
