@@ -56,8 +56,11 @@ export async function startServer(config: ServerConfig, logStream?: NodeJS.Writa
   const migrations = new StartMigrations(records, (err) =>
     app.log.warn({ err }, 'records: PostgreSQL is unreachable; the schema is migrated once it is back'),
   );
-  // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down.
-  records.on('error', (err) => app.log.warn({ err }, 'records: a PostgreSQL connection failed'));
+  // An idle connection dropped by a PostgreSQL restart: the pool replaces it; the next query says if it is down. Only
+  // the error's words: pg hangs the connection on it (its parameters and the backend's cancel key).
+  records.on('error', (err: Error & { code?: string }) =>
+    app.log.warn({ error: err.message, code: err.code }, 'records: a PostgreSQL connection failed'),
+  );
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   const rateCounter = await connectRedisRateCounter(
     config.VAULT_URL,

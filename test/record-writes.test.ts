@@ -26,6 +26,7 @@ import {
   upsertBatchRecord,
   upsertPaymentRecord,
 } from '../src/records/record-writes';
+import { OUTBOX_CHANNEL } from '../src/records/notification-outbox';
 import { createMemoryVault } from '../src/vault/card-vault';
 import { recordDatabase } from './support/record-database';
 import type { RecordDatabase } from './support/record-database';
@@ -182,6 +183,53 @@ describe('record writes', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('a write with events records both in one statement, keeps an event queued before, and wakes the relays', async () => {
+    const [first, second] = revisionsOf(uniqueReference('outbox'), 2) as [PaymentResource, PaymentResource];
+    const event = (id: string, object: PaymentResource) => ({
+      id,
+      type: 'payment.succeeded' as const,
+      created_at: object.updated_at,
+      merchant_id: 'acme',
+      data: { object },
+    });
+    const listener = await records.db.connect();
+    const woken: string[] = [];
+    listener.on('notification', (message) => woken.push(message.channel));
+    try {
+      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      const queued = event(`evt_${randomUUID().replaceAll('-', '')}`, first);
+      const write = (resource: PaymentResource, revision: number, events: ReturnType<typeof event>[]) =>
+        upsertPaymentRecord(records.db, {
+          resource,
+          merchantId: 'acme',
+          revision,
+          recordedAt: resource.updated_at,
+          events,
+        });
+      await write(first, 1, [queued]);
+      // The same event again (a write tried again) with a newer record and one more event.
+      await write(second, 2, [{ ...queued, created_at: second.updated_at }, event(`evt_${randomUUID()}`, second)]);
+      const { rows } = await records.db.query<{ id: string; created_at: Date }>(
+        'SELECT id, created_at FROM notification_events WHERE subject = $1 ORDER BY seq',
+        [first.id],
+      );
+      assert.equal(rows.length, 2, 'each event once');
+      assert.equal(rows[0]?.id, queued.id);
+      assert.equal(rows[0]?.created_at.toISOString(), first.updated_at, 'the event queued first stays as it was');
+      const record = await records.db.query<{ revision: number }>('SELECT revision FROM payments WHERE id = $1', [
+        first.id,
+      ]);
+      assert.equal(record.rows[0]?.revision, 2);
+      await eventually(() => assert.equal(woken.length, 2, 'a wake-up per write that queued events'), {
+        timeoutMs: 5000,
+        what: 'the outbox channel notified twice',
+      });
+      assert.deepEqual(new Set(woken), new Set([OUTBOX_CHANNEL]));
+    } finally {
+      listener.release();
+    }
   });
 
   it('an initiation is claimed once: the same execution may claim it again, another execution or run never', async () => {

@@ -16,19 +16,27 @@ const OPEN = `('pending', 'delivering')`;
 /** Queues a payment's or batch's events with the write that records their change; an event already queued stays. */
 export async function insertEvents(client: PoolClient, subject: string, events: readonly NotificationEvent[]) {
   if (events.length === 0) return;
+  const { sql, values } = eventsInsert(subject, events);
+  await client.query(sql, values);
+  // Delivered on commit, to the relays that listen; a relay that missed it finds the events at its next poll.
+  await client.query(`NOTIFY ${OUTBOX_CHANNEL}`);
+}
+
+/** The statement that queues `events` (an event already queued stays), its parameters numbered from `$first`. */
+export function eventsInsert(
+  subject: string,
+  events: readonly NotificationEvent[],
+  first = 1,
+): { sql: string; values: unknown[] } {
   const values: unknown[] = [];
   const rows = events.map((event) => {
     values.push(event.id, event.merchant_id, event.type, subject, JSON.stringify(event), event.created_at);
-    const n = values.length;
+    const n = first - 1 + values.length;
     return `($${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
   });
-  await client.query(
-    `INSERT INTO notification_events (id, merchant_id, type, subject, body, created_at)
-     VALUES ${rows.join(', ')} ON CONFLICT (id) DO NOTHING`,
-    values,
-  );
-  // Delivered on commit, to the relays that listen; a relay that missed it finds the events at its next poll.
-  await client.query(`NOTIFY ${OUTBOX_CHANNEL}`);
+  const sql = `INSERT INTO notification_events (id, merchant_id, type, subject, body, created_at)
+     VALUES ${rows.join(', ')} ON CONFLICT (id) DO NOTHING`;
+  return { sql, values };
 }
 
 /** An event a relay took: deliver it as attempt `attempt` before its lease runs out. */

@@ -2,9 +2,8 @@ import type { PoolClient } from 'pg';
 import type { BatchProgress } from '../domain/batch-model';
 import type { NotificationEvent } from '../domain/notification';
 import type { PaymentResource } from '../domain/payment-model';
-import { inTransaction } from './database';
 import type { Database } from './database';
-import { insertEvents } from './notification-outbox';
+import { OUTBOX_CHANNEL, eventsInsert } from './notification-outbox';
 
 /** A pool, or a client inside a transaction. */
 type Queryable = Database | PoolClient;
@@ -96,27 +95,29 @@ WHERE c.payment_id = $1`;
  * queues the change's notifications in the same transaction.
  */
 export async function upsertPaymentRecord(db: Queryable, record: PaymentRecord): Promise<void> {
-  await withEvents(db, record.resource.id, record.events, (client) =>
-    client.query(UPSERT_PAYMENT, paymentRow(record, record.revision, record.recordedAt)),
-  );
+  const upsert = { sql: UPSERT_PAYMENT, values: paymentRow(record, record.revision, record.recordedAt) };
+  await withEvents(db, record.resource.id, record.events, upsert);
 }
 
-/** Runs a record's upsert alone, or in one transaction with the events it queues (a client: the caller's). */
+/**
+ * Runs a record's upsert alone, or with the events it queues as one statement: one transaction, one round trip (a
+ * record write is on the payment's path, inside its workflow task), and the relays woken on its commit.
+ */
 async function withEvents(
   db: Queryable,
   subject: string,
   events: NotificationEvent[] | undefined,
-  upsert: (db: Queryable) => Promise<unknown>,
+  upsert: { sql: string; values: unknown[] },
 ): Promise<void> {
   if (!events || events.length === 0) {
-    await upsert(db);
+    await db.query(upsert.sql, upsert.values);
     return;
   }
-  const both = async (client: PoolClient) => {
-    await upsert(client);
-    await insertEvents(client, subject, events);
-  };
-  await ('release' in db ? both(db) : inTransaction(db, both));
+  const queued = eventsInsert(subject, events, upsert.values.length + 1);
+  await db.query(
+    `WITH record AS (${upsert.sql}), queued AS (${queued.sql}) SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
+    [...upsert.values, ...queued.values],
+  );
 }
 
 /** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
@@ -145,18 +146,17 @@ function paymentRow(
 /** Records a batch's progress, unless the record already holds this change or a later one; its events likewise. */
 export async function upsertBatchRecord(db: Queryable, record: BatchRecord): Promise<void> {
   const { resource, merchantId, reference, revision, recordedAt } = record;
-  await withEvents(db, resource.id, record.events, (client) =>
-    client.query(UPSERT_BATCH, [
-      resource.id,
-      merchantId,
-      reference,
-      resource.status,
-      JSON.stringify(resource),
-      revision,
-      recordedAt,
-      resource.created_at,
-    ]),
-  );
+  const values = [
+    resource.id,
+    merchantId,
+    reference,
+    resource.status,
+    JSON.stringify(resource),
+    revision,
+    recordedAt,
+    resource.created_at,
+  ];
+  await withEvents(db, resource.id, record.events, { sql: UPSERT_BATCH, values });
 }
 
 /**
