@@ -20,7 +20,7 @@ import type { Figure } from './bench/report';
 import { benchSettings } from './bench/settings';
 import { pollersLine, queuePollers, workerPollers } from './bench/pollers';
 import { maxRssMb } from './bench/rss';
-import { PAYMENT_TASK_QUEUE, startStack } from './bench/bench-stack';
+import { PAYMENT_TASK_QUEUE, startStack, workerExtras } from './bench/bench-stack';
 import type { BenchStack } from './bench/bench-stack';
 import { log, percentile } from './bench/stats';
 
@@ -29,6 +29,8 @@ const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits)
 async function main(): Promise<number> {
   const settings = benchSettings(process.env, process.argv.slice(2));
   log(`settings ${JSON.stringify(settings)}`);
+  const extras = workerExtras();
+  if (Object.keys(extras).length > 0) log(`worker settings (BENCH_WORKER_*): ${JSON.stringify(extras)}`);
   log(
     `machine: ${cpus().length} cores, load average ${loadavg()
       .map((l) => l.toFixed(2))

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     // Compiled, the worker runs the bundle built with it; from source (tsx) it bundles its own workflows.
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH ?? (__filename.endsWith('.js') ? WORKFLOW_BUNDLE : undefined),
     maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    workflowStackTraceLimit: config.WORKER_WORKFLOW_STACK_TRACE_LIMIT,
     versioning:
       config.WORKER_VERSIONING === 'on'
         ? { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID }

@@ -237,6 +237,19 @@ describe('configuration', () => {
       /WORKER_METRICS_ADDRESS: the port must be at most 65535/,
     );
   });
+  it('WORKER_WORKFLOW_STACK_TRACE_LIMIT: no frames by default, 0 to 100, named when bad', () => {
+    assert.equal(parseConfig(workerSchema, worker).WORKER_WORKFLOW_STACK_TRACE_LIMIT, 0);
+    assert.equal(
+      parseConfig(workerSchema, { ...worker, WORKER_WORKFLOW_STACK_TRACE_LIMIT: '10' })
+        .WORKER_WORKFLOW_STACK_TRACE_LIMIT,
+      10,
+    );
+    for (const bad of ['-1', '101', 'ten'])
+      assert.match(
+        configError(() => parseConfig(workerSchema, { ...worker, WORKER_WORKFLOW_STACK_TRACE_LIMIT: bad })),
+        /WORKER_WORKFLOW_STACK_TRACE_LIMIT/,
+      );
+  });
   it('refuses provider time-outs and retries that could outlast the time Temporal gives an initiation', () => {
     assert.equal(
       parseConfig(workerSchema, worker).PROVIDER_TIMEOUT,

@@ -250,7 +250,7 @@ function merchantApi(baseUrl: string): MerchantApi {
  * Worker settings the bench passes through from its own environment, to compare worker options: BENCH_WORKER_X as
  * WORKER_X (BENCH_WORKER_NODE_ARGS are node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
-function workerExtras(): Record<string, string> {
+export function workerExtras(): Record<string, string> {
   const extras: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (name.startsWith('BENCH_WORKER_') && name !== 'BENCH_WORKER_NODE_ARGS' && value !== undefined)

@@ -171,6 +171,8 @@ const workerSettings = z.object({
   WORKER_METRICS_ADDRESS: hostPort.default('127.0.0.1:9464'),
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** Frames each error and promise of a workflow captures: 0 spares the worker a stack trace per promise. */
+  WORKER_WORKFLOW_STACK_TRACE_LIMIT: z.coerce.number().int().min(0).max(100).default(0),
   ...vault,
   /** Worker Versioning: `on` runs the worker as build WORKER_BUILD_ID of deployment WORKER_DEPLOYMENT_NAME. */
   WORKER_VERSIONING: z.enum(['on', 'off']).default('off'),

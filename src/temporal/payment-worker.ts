@@ -19,6 +19,7 @@ import type { TemporalEndpoint, TemporalSettings } from './connection-settings';
 import { createDataConverter } from './data-converter';
 import { deploymentVersion, versionedWorker } from './deployment';
 import type { VersioningSettings } from './deployment';
+import { limitWorkflowStackTraces } from './workflow-stack-traces';
 
 export interface PaymentWorkerOptions {
   /** Where Temporal is and how to reach it (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, API key, profile). */
@@ -35,6 +36,8 @@ export interface PaymentWorkerOptions {
   workflowBundlePath?: string;
   /** Workflows kept in the worker's cache; bounds its memory when thousands of payments wait at once. */
   maxCachedWorkflows?: number;
+  /** Frames a workflow's errors and promises capture (WORKER_WORKFLOW_STACK_TRACE_LIMIT); Node's 10 when absent. */
+  workflowStackTraceLimit?: number;
   /** Worker Versioning (WORKER_VERSIONING=on): the deployment this worker's build belongs to; unversioned when absent. */
   versioning?: VersioningSettings;
   /** Merchants' notification URLs and the retry schedule (MERCHANT_WEBHOOKS, NOTIFICATION_*); none without. */
@@ -81,6 +84,7 @@ export async function createPaymentWorker(options: PaymentWorkerOptions): Promis
     dataConverter,
     interceptors: { workflow: tracing?.clientInterceptors ?? [] },
   });
+  if (options.workflowStackTraceLimit !== undefined) limitWorkflowStackTraces(options.workflowStackTraceLimit);
   const worker = await Worker.create({
     connection,
     namespace,

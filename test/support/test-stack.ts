@@ -159,6 +159,7 @@ function inProcessWorker(taskQueue: string, bundlePath: string): Launcher {
       keyring: workerConfig.ENCRYPTION_KEYS,
       workflowBundlePath: bundlePath,
       maxCachedWorkflows: workerConfig.WORKER_MAX_CACHED_WORKFLOWS,
+      workflowStackTraceLimit: workerConfig.WORKER_WORKFLOW_STACK_TRACE_LIMIT,
       deps: workerDeps(workerConfig, provider, cardVault, database),
       notifications: notificationSettings(workerConfig),
     });
