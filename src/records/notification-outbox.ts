@@ -13,13 +13,17 @@ export const OUTBOX_CHANNEL = 'notification_events';
 
 const OPEN = `('pending', 'delivering')`;
 
+/**
+ * Ends a statement that queues events: it wakes the relays that listen when its transaction commits; a relay that
+ * missed it finds the events at its next poll.
+ */
+export const WAKE_RELAYS = `SELECT pg_notify('${OUTBOX_CHANNEL}', '')`;
+
 /** Queues a payment's or batch's events with the write that records their change; an event already queued stays. */
 export async function insertEvents(client: PoolClient, subject: string, events: readonly NotificationEvent[]) {
   if (events.length === 0) return;
   const { sql, values } = eventsInsert(subject, events);
-  await client.query(sql, values);
-  // Delivered on commit, to the relays that listen; a relay that missed it finds the events at its next poll.
-  await client.query(`NOTIFY ${OUTBOX_CHANNEL}`);
+  await client.query(`WITH queued AS (${sql}) ${WAKE_RELAYS}`, values);
 }
 
 /** The statement that queues `events` (an event already queued stays), its parameters numbered from `$first`. */

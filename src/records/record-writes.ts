@@ -3,7 +3,7 @@ import type { BatchProgress } from '../domain/batch-model';
 import type { NotificationEvent } from '../domain/notification';
 import type { PaymentResource } from '../domain/payment-model';
 import type { Database } from './database';
-import { OUTBOX_CHANNEL, eventsInsert } from './notification-outbox';
+import { WAKE_RELAYS, eventsInsert } from './notification-outbox';
 
 /** A pool, or a client inside a transaction. */
 type Queryable = Database | PoolClient;
@@ -114,10 +114,10 @@ async function withEvents(
     return;
   }
   const queued = eventsInsert(subject, events, upsert.values.length + 1);
-  await db.query(
-    `WITH record AS (${upsert.sql}), queued AS (${queued.sql}) SELECT pg_notify('${OUTBOX_CHANNEL}', '')`,
-    [...upsert.values, ...queued.values],
-  );
+  await db.query(`WITH record AS (${upsert.sql}), queued AS (${queued.sql}) ${WAKE_RELAYS}`, [
+    ...upsert.values,
+    ...queued.values,
+  ]);
 }
 
 /** A payment statement's parameters, $1 to $12, with the version ($9, $10) each statement reads its own way. */
