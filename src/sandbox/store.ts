@@ -1,4 +1,5 @@
 import { SUCCESS_MESSAGE } from './scenarios';
+import { randomInt } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
@@ -55,22 +56,28 @@ export type CallbackRecord = z.infer<typeof callbackSchema>;
 export type SandboxTransaction = z.infer<typeof transactionSchema>;
 
 const FIRST_ID = 1001;
+const LANES = 1000;
 
 /** Transactions in memory, written through to an optional JSON file so they survive restarts. */
 export class TransactionStore {
   // Like the provider's, ids never repeat, even across sandboxes without a data file that share one system of record
-  // (it binds each transaction to one payment): a fresh store starts from the clock.
-  private nextId = Math.max(FIRST_ID, Date.now() * 1000);
+  // (it binds each transaction to one payment): an id is the clock's millisecond times 1,000 plus this store's lane, a
+  // random 0-999, so two sandboxes started in the same millisecond differ unless they drew the same lane.
+  private nextId = FIRST_ID;
   private readonly byId = new Map<number, SandboxTransaction>();
 
-  constructor(private readonly dataFile?: string) {
+  constructor(
+    private readonly dataFile?: string,
+    private lane = randomInt(LANES),
+  ) {
     if (dataFile) this.load(dataFile);
   }
 
   /** Hands out the next transaction id; ids only grow, across restarts too. */
   allocateId(): number {
-    const id = this.nextId;
-    this.nextId += 1;
+    const floor = Math.max(this.nextId, Date.now() * LANES);
+    const id = floor + ((this.lane - (floor % LANES) + LANES) % LANES);
+    this.nextId = id + LANES;
     this.save();
     return id;
   }
@@ -132,6 +139,7 @@ export class TransactionStore {
       throw new Error(`${dataFile} is not a sandbox data file: ${(error as Error).message}`);
     }
     this.nextId = Math.max(parsed.next_id, FIRST_ID);
+    this.lane = this.nextId % LANES;
     for (const transaction of parsed.transactions) this.byId.set(transaction.transaction_id, transaction);
   }
 }
