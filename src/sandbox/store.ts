@@ -55,28 +55,30 @@ export type CallbackRecord = z.infer<typeof callbackSchema>;
 /** A transaction as the sandbox keeps it (and lists it under /sandbox/transactions). */
 export type SandboxTransaction = z.infer<typeof transactionSchema>;
 
-const FIRST_ID = 1001;
 const LANES = 1000;
 
 /** Transactions in memory, written through to an optional JSON file so they survive restarts. */
 export class TransactionStore {
   // Like the provider's, ids never repeat, even across sandboxes without a data file that share one system of record
-  // (it binds each transaction to one payment): an id is the clock's millisecond times 1,000 plus this store's lane, a
-  // random 0-999, so two sandboxes started in the same millisecond differ unless they drew the same lane.
-  private nextId = FIRST_ID;
+  // (it binds each transaction to one payment): an id is the clock's millisecond times 1,000 plus this store's lane
+  // (the last three digits of every id it hands out, a random 0-999 for a fresh store), so two sandboxes started in the
+  // same millisecond differ unless they drew the same lane.
+  private nextId: number;
   private readonly byId = new Map<number, SandboxTransaction>();
 
   constructor(
     private readonly dataFile?: string,
-    private lane = randomInt(LANES),
+    lane = randomInt(LANES),
   ) {
+    this.nextId = lane;
     if (dataFile) this.load(dataFile);
   }
 
   /** Hands out the next transaction id; ids only grow, across restarts too. */
   allocateId(): number {
+    const lane = this.nextId % LANES;
     const floor = Math.max(this.nextId, Date.now() * LANES);
-    const id = floor + ((this.lane - (floor % LANES) + LANES) % LANES);
+    const id = floor + ((lane - (floor % LANES) + LANES) % LANES);
     this.nextId = id + LANES;
     this.save();
     return id;
@@ -138,8 +140,7 @@ export class TransactionStore {
     } catch (error) {
       throw new Error(`${dataFile} is not a sandbox data file: ${(error as Error).message}`);
     }
-    this.nextId = Math.max(parsed.next_id, FIRST_ID);
-    this.lane = this.nextId % LANES;
+    this.nextId = parsed.next_id;
     for (const transaction of parsed.transactions) this.byId.set(transaction.transaction_id, transaction);
   }
 }
