@@ -30,9 +30,25 @@ interface FileResult {
   seconds: number;
 }
 
+/** Test processes running now, each the leader of its own process group: a file's servers die with it. */
+const running = new Set<number>();
+
+/** Kills a file's process and everything it started (servers, CLI runs), if any of it is left. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** How long a file may run past its limit (its hooks closing servers) before it is killed. */
+const FILE_GRACE_MS = 60_000;
+
 /**
  * Runs one file under node's test runner, its output held until it ends; its summary gives the counts. `timeoutMs`
- * bounds the file as well as each test (the runner gives a file the same limit).
+ * bounds each test; a file still running FILE_GRACE_MS past it (a hook that never returns) is killed, with whatever
+ * it started, and counted failed.
  */
 function runFile(file: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<FileResult> {
   const reporter = process.stdout.isTTY ? 'spec' : 'tap';
@@ -44,11 +60,32 @@ function runFile(file: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promi
       `--test-reporter=${reporter}`, '--test-reporter-destination=stdout', file,
     ], // prettier-ignore
     // Held back, the spec reporter would drop its colours on a terminal.
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: reporter === 'spec' ? { FORCE_COLOR: '1', ...env } : env },
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: reporter === 'spec' ? { FORCE_COLOR: '1', ...env } : env,
+      detached: true,
+    },
   );
+  const pid = child.pid;
+  if (pid !== undefined) running.add(pid);
   let output = '';
+  let killed = false;
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const hardStop = setTimeout(() => {
+    killed = true;
+    output += `\n[test] ${file} still running ${(timeoutMs + FILE_GRACE_MS) / 1000} s after it started: killed\n`;
+    if (pid !== undefined) killGroup(pid);
+  }, timeoutMs + FILE_GRACE_MS);
+  // Whatever the file left running would hold its output open (and outlive the suite).
+  child.once('exit', () => {
+    clearTimeout(hardStop);
+    if (pid !== undefined) {
+      killGroup(pid);
+      running.delete(pid);
+    }
+  });
   return new Promise((resolveRun) => {
     child.once('close', (c) => {
       // The summary: `# pass 3` (TAP) or `ℹ pass 3` (spec, maybe in colour).
@@ -59,8 +96,8 @@ function runFile(file: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promi
       resolveRun({
         file,
         passed: count('pass'),
-        // A file that died before its summary failed, whatever it counted.
-        failed: c !== 0 && failed === 0 ? 1 : failed,
+        // A file that died before its summary, or was killed, failed, whatever it counted.
+        failed: (c !== 0 || killed) && failed === 0 ? 1 : failed,
         output,
         seconds: (Date.now() - started) / 1000,
       });
@@ -180,6 +217,14 @@ async function main(): Promise<number> {
   await Promise.all([devServer.stop(), redis?.stop(), database.stop()]);
   process.stdout.write(`[test] finished in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
   return failedFiles.length > 0 ? 1 : 0;
+}
+
+// Each file runs in its own process group, out of reach of a terminal's Ctrl-C: the runner passes it on.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    running.forEach(killGroup);
+    process.kill(process.pid, signal);
+  });
 }
 
 main().then(
