@@ -99,9 +99,18 @@ it(`a ${ITEMS}-item batch: every item's row in batch_items, and its payment sett
   // Its items were read across runs: each run went on from the item the one before it stopped at.
   const client = await connectTestClient();
   try {
-    let runs = 0;
-    for await (const _run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs++;
-    assert.ok(runs > 1, `the batch continued as new (${runs} runs)`);
+    const runs: string[] = [];
+    for await (const run of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(run.runId);
+    assert.ok(runs.length > 1, `the batch continued as new (${runs.length} runs)`);
+    // Its record writes are activities: a local one would hold a task open while the items' reports pile up
+    // (patch batch-record-by-activity).
+    const events = (await client.workflow.getHandle(id, runs[0]).fetchHistory()).events ?? [];
+    const writes = events.filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'recordBatch',
+    );
+    const markers = events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    assert.ok(writes.length > 0, 'the batch wrote its record');
+    assert.equal(markers.length, 0, 'no local activity in the batch');
   } finally {
     await client.connection.close();
   }

@@ -1,4 +1,5 @@
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { PinoTemporalLogger } from '../logging';
 import { sdkDurationHistogram, WorkerMetrics } from '../domain/metric-names';
@@ -7,6 +8,8 @@ export interface WorkerRuntimeOptions {
   logger: Logger;
   /** `host:port` of the Prometheus endpoint (`/metrics`) for the SDK's and the product's worker metrics. */
   metricsAddress: string;
+  /** Hears of every workflow task the worker fails (core names only the run): a test keeps the run's history. */
+  onFailedTask?: (runId: string, failure: string) => void;
 }
 
 const CORE_LEVEL = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
@@ -19,10 +22,11 @@ const PROVIDER_DURATION_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 2
  * its metrics, with those the workflow and provider calls emit, to one Prometheus endpoint. Once per process,
  * before the first connection.
  */
-export function installWorkerRuntime({ logger, metricsAddress }: WorkerRuntimeOptions): Runtime {
+export function installWorkerRuntime({ logger, metricsAddress, onFailedTask }: WorkerRuntimeOptions): Runtime {
   const level = CORE_LEVEL[logger.level as keyof typeof CORE_LEVEL] ?? 'ERROR';
+  const temporalLogger = new PinoTemporalLogger(logger);
   return Runtime.install({
-    logger: new PinoTemporalLogger(logger),
+    logger: onFailedTask ? watchFailedTasks(temporalLogger, onFailedTask) : temporalLogger,
     telemetryOptions: {
       logging: { forward: {}, filter: makeTelemetryFilterString({ core: level === 'INFO' ? 'WARN' : level }) },
       metrics: {
@@ -38,4 +42,24 @@ export function installWorkerRuntime({ logger, metricsAddress }: WorkerRuntimeOp
       },
     },
   });
+}
+
+/** Passes every log line on, and each of core's `Failing workflow task` lines to `onFailedTask` too. */
+function watchFailedTasks(
+  logger: TemporalLogger,
+  onFailedTask: NonNullable<WorkerRuntimeOptions['onFailedTask']>,
+): TemporalLogger {
+  const log = (level: LogLevel, message: string, meta?: LogMetadata) => {
+    logger.log(level, message, meta);
+    const runId: unknown = meta?.runId;
+    if (message === 'Failing workflow task' && typeof runId === 'string') onFailedTask(runId, String(meta?.failure));
+  };
+  return {
+    log,
+    trace: (message, meta) => log('TRACE', message, meta),
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
 }

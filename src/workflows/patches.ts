@@ -64,6 +64,15 @@ export const PATCHES = [
       'answer settles the payment instead of being ignored, which left it to review.',
     deprecateWhen: 'every payment started before this patch has closed',
   },
+  {
+    id: 'batch-record-by-activity',
+    date: '2026-11-29',
+    change:
+      "A batch writes its record with an activity, not a local one: a slow write held the batch's workflow task open " +
+      'until more than 100 item reports waited, Temporal failed the task, and the write answered in a later one, ' +
+      'which no replay reproduces (nondeterminism: the batch stopped).',
+    deprecateWhen: 'every payout batch run started before this patch has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../../src/logging';
 import { installWorkerRuntime } from '../../src/temporal/worker-runtime';
 import { freePort } from '../../src/local/free-port';
+import { noteFailedTask } from './failed-tasks';
 
 let installed: Promise<string> | undefined;
 
@@ -13,7 +14,11 @@ let installed: Promise<string> | undefined;
 export function installTestRuntime(logger?: Logger): Promise<string> {
   installed ??= freePort().then((port) => {
     const address = `127.0.0.1:${port}`;
-    installWorkerRuntime({ logger: logger ?? createLogger('worker', 'warn', false), metricsAddress: address });
+    installWorkerRuntime({
+      logger: logger ?? createLogger('worker', 'warn', false),
+      metricsAddress: address,
+      onFailedTask: noteFailedTask,
+    });
     return `http://${address}/metrics`;
   });
   return installed;

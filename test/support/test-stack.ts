@@ -29,6 +29,7 @@ import { eventually } from '../../src/local/eventually';
 import { buildStack, serverInProcess } from '../../src/local/stack-builder';
 import type { Launcher } from '../../src/local/stack-builder';
 import { installTestRuntime } from './test-runtime';
+import { failedTaskCount, reportNondeterminism } from './failed-tasks';
 import { assertDocumented } from './openapi-checks';
 
 export const MERCHANT_KEY = 'mk_test_0123456789abcdef';
@@ -188,6 +189,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const { address, bundlePath, vaultUrl, databaseUrl } = testEnvironment();
   // A Runtime that no worker or connection ever uses keeps the process alive: install it only for a worker.
   const workerMetricsUrl = options.withoutWorker ? undefined : await installTestRuntime();
+  const failedBefore = failedTaskCount();
   const taskQueue = options.taskQueue ?? `test-${process.pid}-${++stackCount}-${Date.now()}`;
   // Its own merchant per stack: a dispatcher left on the dev server by an earlier stack (its worker gone) is not it.
   const notifiedMerchant = `n${process.pid.toString(36)}${stackCount.toString(36)}${Date.now().toString(36)}`;
@@ -310,6 +312,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const ledger = await sandboxGet<SandboxRecord[]>('/sandbox/transactions');
       return ledger.filter((t) => t.callback_url?.includes(encodeURIComponent(paymentId)));
     },
-    close: () => built.stop(),
+    async close() {
+      await reportFailedTasks(failedBefore);
+      await built.stop();
+    },
   };
+}
+
+/** Prints the runs that failed a workflow task for nondeterminism while the stack ran (failed-tasks.ts). */
+async function reportFailedTasks(from: number): Promise<void> {
+  if (failedTaskCount() === from) return;
+  const client = await connectTestClient();
+  try {
+    await reportNondeterminism(client, from);
+  } catch (err) {
+    process.stdout.write(`# the failed workflow tasks could not be reported: ${String(err)}\n`);
+  } finally {
+    await client.connection.close();
+  }
 }
