@@ -280,6 +280,8 @@ describe('merchant notifications', () => {
         );
         assert.equal(page.status, 200, JSON.stringify(page.body));
         assert.ok((page.body.data[0]?.delivery.attempts ?? 0) >= 1, 'attempted at least once');
+        // An attempt is counted as it starts and listed (GET /v1/events/{id}) once it has ended.
+        assert.notEqual(page.body.data[0]?.delivery.status, 'delivering', 'its attempt has ended');
         return page.body;
       },
       { timeoutMs: 10_000, intervalMs: 200, what: 'an undelivered event listed with its attempts' },
