@@ -14,6 +14,7 @@ import { createProviderClient } from './provider/provider-client';
 import { securityOf } from './temporal/connection-settings';
 import { installWorkerRuntime } from './temporal/worker-runtime';
 import { createPaymentWorker } from './temporal/payment-worker';
+import { nondeterminismAlert } from './temporal/nondeterminism-alert';
 import { createRedisVault } from './vault/redis-vault';
 import { StartMigrations, WORKER_QUERY_TIMEOUT_MS, openDatabase } from './records/database';
 import { startTracing } from './telemetry/tracing';
@@ -23,7 +24,13 @@ async function main(): Promise<void> {
   const logger = createLogger('worker', config.LOG_LEVEL, config.LOG_PRETTY);
   // Before the worker is built: its interceptors and the provider calls pick tracing up when it is on.
   const tracing = await startTracing({ serviceName: 'payments-worker' });
-  installWorkerRuntime({ logger, metricsAddress: config.WORKER_METRICS_ADDRESS });
+  // Set once the worker (and its client) exists: a failed task can only come after that.
+  const failedTasks: { alert?: (runId: string, failure: string) => void } = {};
+  installWorkerRuntime({
+    logger,
+    metricsAddress: config.WORKER_METRICS_ADDRESS,
+    onFailedTask: (runId, failure) => failedTasks.alert?.(runId, failure),
+  });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });
   const database = openDatabase(config.DATABASE_URL, {
@@ -57,6 +64,7 @@ async function main(): Promise<void> {
       callbackTokens: new CallbackTokens(callbackTokenSettings(config), publicBaseUrl(config)),
     },
   });
+  failedTasks.alert = nondeterminismAlert(() => paymentWorker.worker.client, logger);
   const { endpoint, version } = paymentWorker;
   const build = version ? `, build ${version.buildId} of deployment ${version.deploymentName}` : '';
   process.stdout.write(

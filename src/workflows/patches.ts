@@ -2,7 +2,7 @@ import { deprecatePatch, patched } from '@temporalio/workflow';
 
 /**
  * One change to workflow code made after 1.0 was frozen (2026-11-25): workflows that started on earlier code replay
- * the old path, new ones take the new (docs/development.md#changing-workflow-code-after-10).
+ * the old path, new ones take the new (docs/development.md#changing-workflow-code-safely).
  */
 export interface WorkflowPatch {
   /** What the workflow passes to `patched`: never reused, never renamed. */

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { describeRun, nondeterminismReason } from '../../src/temporal/nondeterminism-alert';
 
 const failed = new Map<string, string>();
 
@@ -23,20 +24,16 @@ export function failedTaskCount(): number {
 export async function reportNondeterminism(client: Client, from: number): Promise<void> {
   for (const [runId, failure] of [...failed].slice(from)) {
     if (!failure.includes('TMPRL1100')) continue;
-    const { executions } = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      query: `RunId = '${runId}'`,
-    });
-    const workflowId = executions[0]?.execution?.workflowId;
-    if (!workflowId) continue;
+    const run = await describeRun(client, runId);
+    if (!run) continue;
+    const { workflowId, workflowType } = run;
     const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
     const dir = resolve(__dirname, '..', '..', '.tmp', 'nondeterminism');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${runId}.json`);
     writeFileSync(file, JSON.stringify(history));
-    const reason = /\[TMPRL1100\][^\\"]*/.exec(failure)?.[0] ?? failure;
     process.stdout.write(
-      `# ${executions[0]?.type?.name} ${workflowId} (run ${runId}) failed a task: ${reason}\n` +
+      `# ${workflowType} ${workflowId} (run ${runId}) failed a task: ${nondeterminismReason(failure)}\n` +
         `#   history: ${file}\n#   outline: ${outline(history)}\n`,
     );
   }
