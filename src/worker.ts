@@ -25,11 +25,11 @@ async function main(): Promise<void> {
   // Before the worker is built: its interceptors and the provider calls pick tracing up when it is on.
   const tracing = await startTracing({ serviceName: 'payments-worker' });
   // Set once the worker (and its client) exists: a failed task can only come after that.
-  const failedTasks: { alert?: (runId: string, failure: string) => void } = {};
+  const failedTasks: { alert?: (runId: string, reason: string) => void } = {};
   installWorkerRuntime({
     logger,
     metricsAddress: config.WORKER_METRICS_ADDRESS,
-    onFailedTask: (runId, failure) => failedTasks.alert?.(runId, failure),
+    onNondeterminism: (runId, reason) => failedTasks.alert?.(runId, reason),
   });
   const provider = createProviderClient(providerConfig(config));
   const cardVault = await createRedisVault({ url: config.VAULT_URL, keyring: vaultKeyring(config) });

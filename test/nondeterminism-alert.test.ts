@@ -4,6 +4,7 @@ import { it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { nondeterminismAlert } from '../src/temporal/nondeterminism-alert';
+import { nondeterminismIn } from '../src/temporal/worker-runtime';
 
 const FAILURE =
   'Failure { failure: Some(Failure { message: "[TMPRL1100] Nondeterminism error: Missing associated machine for ' +
@@ -37,11 +38,17 @@ it('names the workflow of a run that fails its task for nondeterminism, once per
   const queries: string[] = [];
   const lines: Record<string, unknown>[] = [];
   const alert = nondeterminismAlert(() => fakeClient(queries), capturingLogger(lines));
+  // As the worker's runtime hands core's log lines on (installWorkerRuntime's onNondeterminism).
+  const coreLine = (runId: string, failure: string, message = 'Failing workflow task') => {
+    const failed = nondeterminismIn(message, { runId, failure });
+    if (failed) alert(failed.runId, failed.reason);
+  };
 
-  alert('run-1', FAILURE);
-  alert('run-1', FAILURE);
-  alert('run-2', 'Failure { failure: Some(Failure { message: "a payload that is not encrypted was refused" }) }');
-  alert('run-3', FAILURE);
+  coreLine('run-1', FAILURE);
+  coreLine('run-1', FAILURE);
+  coreLine('run-2', 'Failure { failure: Some(Failure { message: "a payload that is not encrypted was refused" }) }');
+  coreLine('run-4', FAILURE, 'Workflow task duration exceeded 5 seconds');
+  coreLine('run-3', FAILURE);
   await new Promise((resolve) => setTimeout(resolve, 50));
 
   assert.deepEqual(queries, ["RunId = 'run-1'", "RunId = 'run-3'"], 'one lookup per run, only for nondeterminism');
@@ -60,6 +67,6 @@ it('names the workflow of a run that fails its task for nondeterminism, once per
 it('stays quiet until the worker has a client', () => {
   const lines: Record<string, unknown>[] = [];
   const alert = nondeterminismAlert(() => undefined, capturingLogger(lines));
-  alert('run-1', FAILURE);
+  alert('run-1', '[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(8)');
   assert.equal(lines.length, 0);
 });

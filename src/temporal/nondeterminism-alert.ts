@@ -14,26 +14,20 @@ export async function describeRun(
   return workflowId ? { workflowId, workflowType: executions[0]?.type?.name ?? 'unknown' } : undefined;
 }
 
-/** The `[TMPRL1100] …` sentence of core's failure, else the failure as core wrote it. */
-export function nondeterminismReason(failure: string): string {
-  return /\[TMPRL1100\][^\\"]*/.exec(failure)?.[0] ?? failure;
-}
-
 /**
- * Hears of the worker's failed workflow tasks (installWorkerRuntime's `onFailedTask`) and logs, once per run, which
- * workflow fails for nondeterminism: such a run does not move again until its code is fixed or it is reset
+ * Hears of the worker's tasks failed for nondeterminism (installWorkerRuntime's `onNondeterminism`) and logs, once per
+ * run, which workflow it is: such a run does not move again until its code is fixed or it is reset
  * (docs/operating.md#a-workflow-that-fails-its-task), and core's own line names only the run.
  */
 export function nondeterminismAlert(
   client: () => Client | undefined,
   logger: Logger,
-): (runId: string, failure: string) => void {
+): (runId: string, reason: string) => void {
   const told = new Set<string>();
-  return (runId, failure) => {
+  return (runId, reason) => {
     const temporal = client();
-    if (!failure.includes('TMPRL1100') || told.has(runId) || !temporal) return;
+    if (told.has(runId) || !temporal) return;
     told.add(runId);
-    const reason = nondeterminismReason(failure);
     const message = 'a workflow fails its task for nondeterminism and will not move until fixed or reset';
     void describeRun(temporal, runId).then(
       (run) => logger.error({ runId, ...run, reason }, message),

@@ -8,8 +8,8 @@ export interface WorkerRuntimeOptions {
   logger: Logger;
   /** `host:port` of the Prometheus endpoint (`/metrics`) for the SDK's and the product's worker metrics. */
   metricsAddress: string;
-  /** Hears of every workflow task the worker fails (core names only the run): a test keeps the run's history. */
-  onFailedTask?: (runId: string, failure: string) => void;
+  /** Hears of each workflow task the worker fails for nondeterminism, with core's reason (core names only the run). */
+  onNondeterminism?: (runId: string, reason: string) => void;
 }
 
 const CORE_LEVEL = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
@@ -22,11 +22,11 @@ const PROVIDER_DURATION_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 2
  * its metrics, with those the workflow and provider calls emit, to one Prometheus endpoint. Once per process,
  * before the first connection.
  */
-export function installWorkerRuntime({ logger, metricsAddress, onFailedTask }: WorkerRuntimeOptions): Runtime {
+export function installWorkerRuntime({ logger, metricsAddress, onNondeterminism }: WorkerRuntimeOptions): Runtime {
   const level = CORE_LEVEL[logger.level as keyof typeof CORE_LEVEL] ?? 'ERROR';
   const temporalLogger = new PinoTemporalLogger(logger);
   return Runtime.install({
-    logger: onFailedTask ? watchFailedTasks(temporalLogger, onFailedTask) : temporalLogger,
+    logger: onNondeterminism ? watchNondeterminism(temporalLogger, onNondeterminism) : temporalLogger,
     telemetryOptions: {
       logging: { forward: {}, filter: makeTelemetryFilterString({ core: level === 'INFO' ? 'WARN' : level }) },
       metrics: {
@@ -44,15 +44,22 @@ export function installWorkerRuntime({ logger, metricsAddress, onFailedTask }: W
   });
 }
 
-/** Passes every log line on, and each of core's `Failing workflow task` lines to `onFailedTask` too. */
-function watchFailedTasks(
+/** The run and the `[TMPRL1100] …` sentence of a core `Failing workflow task` line about nondeterminism; else none. */
+export function nondeterminismIn(message: string, meta?: LogMetadata): { runId: string; reason: string } | undefined {
+  const runId: unknown = meta?.runId;
+  const reason = /\[TMPRL1100\][^\\"]*/.exec(String(meta?.failure))?.[0];
+  return message === 'Failing workflow task' && typeof runId === 'string' && reason ? { runId, reason } : undefined;
+}
+
+/** Passes every log line on, and each of core's lines about a task failed for nondeterminism to `onNondeterminism`. */
+function watchNondeterminism(
   logger: TemporalLogger,
-  onFailedTask: NonNullable<WorkerRuntimeOptions['onFailedTask']>,
+  onNondeterminism: NonNullable<WorkerRuntimeOptions['onNondeterminism']>,
 ): TemporalLogger {
   const log = (level: LogLevel, message: string, meta?: LogMetadata) => {
     logger.log(level, message, meta);
-    const runId: unknown = meta?.runId;
-    if (message === 'Failing workflow task' && typeof runId === 'string') onFailedTask(runId, String(meta?.failure));
+    const failed = nondeterminismIn(message, meta);
+    if (failed) onNondeterminism(failed.runId, failed.reason);
   };
   return {
     log,

@@ -2,16 +2,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { describeRun, nondeterminismReason } from '../../src/temporal/nondeterminism-alert';
+import { describeRun } from '../../src/temporal/nondeterminism-alert';
 
 const failed = new Map<string, string>();
 
-/** Notes a workflow task this process's workers failed (installTestRuntime passes core's log lines here). */
-export function noteFailedTask(runId: string, failure: string): void {
-  if (!failed.has(runId)) failed.set(runId, failure);
+/** Notes a run whose workflow task this process's workers failed for nondeterminism (installTestRuntime). */
+export function noteNondeterminism(runId: string, reason: string): void {
+  if (!failed.has(runId)) failed.set(runId, reason);
 }
 
-/** How many runs have failed a workflow task so far: a stack reports those after its start. */
+/** How many runs have failed a workflow task for nondeterminism so far: a stack reports those after its start. */
 export function failedTaskCount(): number {
   return failed.size;
 }
@@ -22,8 +22,7 @@ export function failedTaskCount(): number {
  * history in .tmp/nondeterminism/: a flaky replay failure leaves what it takes to find its cause in the test's output.
  */
 export async function reportNondeterminism(client: Client, from: number): Promise<void> {
-  for (const [runId, failure] of [...failed].slice(from)) {
-    if (!failure.includes('TMPRL1100')) continue;
+  for (const [runId, reason] of [...failed].slice(from)) {
     const run = await describeRun(client, runId);
     if (!run) continue;
     const { workflowId, workflowType } = run;
@@ -33,7 +32,7 @@ export async function reportNondeterminism(client: Client, from: number): Promis
     const file = join(dir, `${runId}.json`);
     writeFileSync(file, JSON.stringify(history));
     process.stdout.write(
-      `# ${workflowType} ${workflowId} (run ${runId}) failed a task: ${nondeterminismReason(failure)}\n` +
+      `# ${workflowType} ${workflowId} (run ${runId}) failed a task: ${reason}\n` +
         `#   history: ${file}\n#   outline: ${outline(history)}\n`,
     );
   }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../../src/logging';
 import { installWorkerRuntime } from '../../src/temporal/worker-runtime';
 import { freePort } from '../../src/local/free-port';
-import { noteFailedTask } from './failed-tasks';
+import { noteNondeterminism } from './failed-tasks';
 
 let installed: Promise<string> | undefined;
 
@@ -17,7 +17,7 @@ export function installTestRuntime(logger?: Logger): Promise<string> {
     installWorkerRuntime({
       logger: logger ?? createLogger('worker', 'warn', false),
       metricsAddress: address,
-      onFailedTask: noteFailedTask,
+      onNondeterminism: noteNondeterminism,
     });
     return `http://${address}/metrics`;
   });
