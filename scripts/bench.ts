@@ -71,7 +71,7 @@ async function main(): Promise<number> {
 
     const twinP50 = percentile(twin.serial, 0.5);
     const fullP50 = percentile(full.serial, 0.5);
-    const cbP99 = percentile(open.callbackToFinal, 0.99);
+    const cbP99 = percentile(open.callbackToRecord, 0.99);
     const expectedFailed = Math.ceil(batch.items / 10);
     const figures: Figure[] = [
       { name: 'twin rate (closed loop)', value: `${fixed(twin.rate, 1)} /s` },
@@ -130,10 +130,19 @@ async function main(): Promise<number> {
         value: `${fixed(percentile(open.postToFinal, 0.5))} / ${fixed(percentile(open.postToFinal, 0.99))} ms`,
       },
       {
-        name: 'half load callback → final p50',
-        value: `${fixed(percentile(open.callbackToFinal, 0.5))} ms`,
+        name: 'half load callback → final p50 (record)',
+        value: `${fixed(percentile(open.callbackToRecord, 0.5))} ms`,
       },
-      { name: 'half load callback → final p99', value: `${fixed(cbP99)} ms`, target: '≤ 100 ms', met: cbP99 <= 100 },
+      {
+        name: 'half load callback → final p99 (record)',
+        value: `${fixed(cbP99)} ms`,
+        target: '≤ 100 ms',
+        met: cbP99 <= 100,
+      },
+      {
+        name: 'half load callback → upsert in Temporal p50 / p99',
+        value: `${fixed(percentile(open.callbackToFinal, 0.5))} / ${fixed(percentile(open.callbackToFinal, 0.99))} ms`,
+      },
       {
         name: 'half load twin signal → completion p50 / p99',
         value: `${fixed(percentile(open.twinSignalToEnd, 0.5))} / ${fixed(percentile(open.twinSignalToEnd, 0.99))} ms`,

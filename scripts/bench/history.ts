@@ -44,6 +44,8 @@ export async function waitForFinalStatus(client: Client, workflowId: string): Pr
 
 /** A signal → the event that ended its wait, split at the first workflow task a worker took after the signal. */
 export interface SignalSpan {
+  /** The signal event's time (ms since the epoch, the Temporal server's clock). */
+  signalledAt: number;
   /** Signal event → the recording event. */
   totalMs: number;
   /** Signal event → a worker started the next workflow task: the wait for a worker (dispatch, a busy worker). */
@@ -69,7 +71,7 @@ function signalSpan(
     }
     if (isEnd(event)) {
       if (signalled === undefined || started === undefined || at === undefined) return undefined;
-      return { totalMs: at - signalled, queueMs: started - signalled, workMs: at - started };
+      return { signalledAt: signalled, totalMs: at - signalled, queueMs: started - signalled, workMs: at - started };
     }
   }
   return undefined;

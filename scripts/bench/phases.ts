@@ -163,6 +163,9 @@ export async function getPhase(stack: BenchStack, settings: BenchSettings, payme
 export interface OpenLoopResult {
   rate: number;
   postToFinal: number[];
+  /** Callback signal → the commit of the record's final write: from then on `GET` answers the final status. */
+  callbackToRecord: number[];
+  /** Callback signal → the PaymentStatus upsert, written when the callback's workflow task completed. */
   callbackToFinal: number[];
   /** The twin at the same arrival rate: its signal → its completion, from its history. */
   twinSignalToEnd: number[];
@@ -202,8 +205,15 @@ export async function openPhase(
     callbackSpans.push(span);
   }
   const callbackToFinalMs = callbackSpans.map((span) => span.totalMs);
+  const committed = await stack.postgresStats.recordCommits(full.results);
+  const callbackToRecordMs = full.results.map((id, i) => {
+    const at = committed.get(id);
+    if (at === undefined) throw new Error(`payment ${id}: no commit time for its record`);
+    return at - (callbackSpans[i]?.signalledAt ?? Number.NaN);
+  });
   log(`  POST → final status: ${latencyLine(full.latencies)} (includes the ${delay} ms callback delay)`);
-  log(`  callback → final status (history): ${latencyLine(callbackToFinalMs)}`);
+  log(`  callback → final status in the record (its commit): ${latencyLine(callbackToRecordMs)}`);
+  log(`  callback → final status in Temporal (its upsert, history): ${latencyLine(callbackToFinalMs)}`);
   logSplit(callbackSpans);
   log(`  the twin at ${rate.toFixed(1)}/s, signalled ${delay} ms after its Update returned`);
   const twinRuns = await openLoop('twin open', rate, seconds, (i) => twin.run(2_000_000 + i, delay));
@@ -225,6 +235,7 @@ export async function openPhase(
   return {
     rate,
     postToFinal: full.latencies,
+    callbackToRecord: callbackToRecordMs,
     callbackToFinal: callbackToFinalMs,
     twinSignalToEnd,
     paymentEvents,

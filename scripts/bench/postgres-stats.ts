@@ -79,6 +79,18 @@ export class PostgresStats {
     return counters;
   }
 
+  /**
+   * When each payment's record was last committed (ms since the epoch): for a payment that has ended, when `GET` began
+   * to answer its final status. Needs `track_commit_timestamp` (every PostgreSQL the stack starts has it).
+   */
+  async recordCommits(paymentIds: string[]): Promise<Map<string, number>> {
+    const { rows } = await this.pool.query<{ id: string; committed: Date | null }>(
+      'SELECT id, pg_xact_commit_timestamp(xmin) AS committed FROM payments WHERE id = ANY($1)',
+      [paymentIds],
+    );
+    return new Map(rows.flatMap((row) => (row.committed ? [[row.id, row.committed.getTime()] as const] : [])));
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

@@ -160,7 +160,11 @@ export async function startPostgres(
   const server = startManaged(
     'postgres',
     join(bin, 'postgres'),
-    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    [
+      ...['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      // When a row was last committed (pg_xact_commit_timestamp): when a record began to show what it holds.
+      ...['-c', 'track_commit_timestamp=on'],
+    ],
     { log, ...owner },
   );
   // SIGINT is PostgreSQL's fast shutdown: open transactions are rolled back, the data is consistent.
