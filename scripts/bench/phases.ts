@@ -208,8 +208,11 @@ export async function openPhase(
   const committed = await stack.postgresStats.recordCommits(full.results);
   const callbackToRecordMs = full.results.map((id, i) => {
     const at = committed.get(id);
-    if (at === undefined) throw new Error(`payment ${id}: no commit time for its record`);
-    return at - (callbackSpans[i]?.signalledAt ?? Number.NaN);
+    const signalledAt = callbackSpans[i]?.signalledAt ?? Number.NaN;
+    // The final write comes after the callback: a commit before it (or none) is a broken measurement.
+    if (at === undefined || !(at >= signalledAt))
+      throw new Error(`payment ${id}: no commit of its record after its callback (${at ?? 'none'}, ${signalledAt})`);
+    return at - signalledAt;
   });
   log(`  POST → final status: ${latencyLine(full.latencies)} (includes the ${delay} ms callback delay)`);
   log(`  callback → final status in the record (its commit): ${latencyLine(callbackToRecordMs)}`);
