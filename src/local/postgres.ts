@@ -157,14 +157,13 @@ export async function startPostgres(
       { stdio: ['ignore', 'pipe', 'pipe'], ...owner },
     );
   }
+  // track_commit_timestamp: when a row was last committed (pg_xact_commit_timestamp), so when a record began to show
+  // what it holds (the bench's callback → final status).
+  const settings = ['listen_addresses=127.0.0.1', 'unix_socket_directories=', 'track_commit_timestamp=on'];
   const server = startManaged(
     'postgres',
     join(bin, 'postgres'),
-    [
-      ...['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      // When a row was last committed (pg_xact_commit_timestamp): when a record began to show what it holds.
-      ...['-c', 'track_commit_timestamp=on'],
-    ],
+    ['-D', dataDir, '-p', String(port), ...settings.flatMap((setting) => ['-c', setting])],
     { log, ...owner },
   );
   // SIGINT is PostgreSQL's fast shutdown: open transactions are rolled back, the data is consistent.
