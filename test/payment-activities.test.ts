@@ -4,13 +4,20 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
-import type { PaymentActivities } from '../src/activities/payment-activities';
+import type { CallbackConfirmation, ConfirmationInput, PaymentActivities } from '../src/activities/payment-activities';
+import { openDatabase } from '../src/records/database';
 import { testCallbackTokens } from './support/test-stack';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage, signatureProblem } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
-import { FailureTypes } from '../src/domain/payment-model';
-import type { InitiationVerdict, PaymentMessage, ProviderAck, StatusCheck } from '../src/domain/payment-model';
+import { FailureTypes, newPaymentResource } from '../src/domain/payment-model';
+import type {
+  InitiationVerdict,
+  PaymentInput,
+  PaymentMessage,
+  ProviderAck,
+  StatusCheck,
+} from '../src/domain/payment-model';
 import { ProviderError } from '../src/provider/provider-errors';
 import type { ProviderClient } from '../src/provider/provider-client';
 import type { PaymentRequest } from '../src/domain/requests';
@@ -291,6 +298,70 @@ describe('payment activities', () => {
     assert.equal((await confirm('run-2')).body?.state, 'failed', 'another run asks afresh');
     // Reconciliation's checks are activities whose answers Temporal records: they always ask.
     assert.equal((await checkStatus(activities, what)).body?.state, 'failed');
+  });
+
+  it("a callback's confirmation writes the record of its settlement when the answer confirms it, and only then", async () => {
+    let says: StatusCheck['state'] = 'failed';
+    const provider = fakeProvider({
+      checkStatus: (q) =>
+        Promise.resolve({ state: says, transactionId: q.transactionId, statusCode: null, message: null }),
+    });
+    const unreachable = openDatabase('postgres://127.0.0.1:1/none', { queryTimeoutMs: 1000 });
+    const confirm = async (answers: PaymentActivities, paymentId: string) => {
+      const payment: PaymentInput = {
+        paymentId,
+        merchantId: 'acme',
+        request: storedRequest('mobile_money_debit', '00', paymentId),
+        createdAt: new Date().toISOString(),
+        timing,
+      };
+      const settled = { ...newPaymentResource(payment), status: 'succeeded' as const };
+      const settlement = { resource: settled, merchantId: 'acme', revision: 2, recordedAt: settled.updated_at };
+      const callback = {
+        state: 'succeeded' as const,
+        transactionId: 'tx-1',
+        statusCode: '1',
+        message: null,
+        amount: 12.5,
+      };
+      const what = { paymentId, type: 'mobile_money_debit' as const, transactionId: 'tx-1', heldTransactionId: 'tx-1' };
+      const answer = await new MockActivityEnvironment({
+        isLocal: true,
+        workflowExecution: { workflowId: paymentId, runId: randomUUID() },
+      }).run<
+        [ConfirmationInput],
+        Signed<CallbackConfirmation>,
+        (input: ConfirmationInput) => Promise<Signed<CallbackConfirmation>>
+      >((input) => answers.confirmCallback(input), { ...what, resultId: randomUUID(), callback, settlement });
+      assert.equal(answer.kind, 'confirmation-result');
+      assert.equal(signatureProblem(signingKeys, answer), undefined, 'signed with SIGNING_KEYS');
+      const { rows } = await records.db.query<{ status: string; revision: number }>(
+        'SELECT status, revision FROM payments WHERE id = $1',
+        [paymentId],
+      );
+      return { ...answer.body, row: rows[0] };
+    };
+    try {
+      const disagreeing = await confirm(activitiesWith(provider), `payment-acme-${randomUUID()}`);
+      assert.equal(disagreeing.check?.state, 'failed');
+      assert.equal(disagreeing.recorded, false, 'the workflow decides what a disagreeing answer makes of it');
+      assert.equal(disagreeing.row, undefined, 'nothing written');
+      says = 'succeeded';
+      const agreeing = await confirm(activitiesWith(provider), `payment-acme-${randomUUID()}`);
+      assert.deepEqual([agreeing.recorded, agreeing.row], [true, { status: 'succeeded', revision: 2 }]);
+      const down = createPaymentActivities({
+        provider,
+        cardVault,
+        database: unreachable,
+        signingKeys,
+        callbackTokens,
+      });
+      const unwritten = await confirm(down, `payment-acme-${randomUUID()}`);
+      assert.equal(unwritten.check?.state, 'succeeded', 'the answer still comes back');
+      assert.equal(unwritten.recorded, false, "left to the workflow's record writer");
+    } finally {
+      await unreachable.end();
+    }
   });
 
   it('a failed status query is retryable unless the provider definitely refused it', async () => {

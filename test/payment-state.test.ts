@@ -148,6 +148,25 @@ describe('payment state machine', () => {
     }
   });
 
+  it('a fork changes apart from its state, which can then take on all it holds', () => {
+    const { state, statuses } = newState();
+    state.initiated(ack, now);
+    state.callback(callback('succeeded', 12.5), now);
+    state.callback(callback('failed'), now);
+    const before = JSON.stringify(state.resource);
+    const forkStatuses: PaymentStatus[] = [];
+    const fork = state.fork({ statusChanged: (s) => forkStatuses.push(s.status) });
+    const agreeing = { state: 'succeeded' as const, transactionId: null, statusCode: null, message: null };
+    fork.confirmation(fork.nextUnconfirmed()!, agreeing, now);
+    assert.deepEqual([fork.status, forkStatuses], ['succeeded', ['succeeded']], 'the fork tells its own listener');
+    assert.equal(JSON.stringify(state.resource), before, 'the state is as it was');
+    assert.equal(state.awaitingConfirmation, true, 'its callbacks still wait');
+    state.adopt(fork);
+    assert.deepEqual(state.resource, fork.resource);
+    assert.equal(state.awaitingConfirmation, false, 'the waiting callback was judged against the outcome on the fork');
+    assert.deepEqual(statuses, ['pending'], 'taking it on tells no listener');
+  });
+
   it('a callback before an answer that never came needs the status query', () => {
     const { state } = newState();
     state.callback(callback('failed', 12.5), now);

@@ -5,6 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PaymentActivities, StatusCheckInput } from '../src/activities/payment-activities';
+import type { RecordActivities } from '../src/activities/record-activities';
+import type { PaymentRecord } from '../src/records/record-writes';
 import { FailureTypes } from '../src/domain/payment-model';
 import type { PaymentInput, ProviderAck, StatusCheck } from '../src/domain/payment-model';
 import { callbackSignal, paymentQuery, resolveUpdate } from '../src/workflows/definitions';
@@ -18,7 +20,7 @@ import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import type { SigningOptions } from '../src/crypto/signing';
 import { signedResult } from '../src/activities/signed-results';
-import type { ResultKind } from '../src/domain/signed';
+import type { ResultKind, Signed } from '../src/domain/signed';
 import type { ProviderCallback } from '../src/domain/payment-model';
 
 // Time-out → reconciliation → review → resolve, on the time-skipping test server: hours pass in no time.
@@ -87,9 +89,23 @@ const callback = (id: string, fields: Partial<ProviderCallback>) =>
 const resolution = (id: string, outcome: 'succeeded' | 'failed', note: string, operator?: string) =>
   signMessage(KEYS, 'resolution', id, { outcome, note, operator }, scope());
 
+/** The status query's fakes: as an activity (reconciliation) and as a callback's confirmation, which records nothing. */
+function statusQuery(
+  ask: (q: StatusCheckInput) => Promise<Signed<StatusCheck | null>>,
+): Pick<PaymentActivities, 'checkPaymentStatus' | 'confirmCallback'> {
+  return {
+    checkPaymentStatus: ask,
+    confirmCallback: async (q) =>
+      answer('confirmation-result', { check: (await ask(q)).body, recorded: false, report: null }, q.resultId),
+  };
+}
+
 const ack: ProviderAck = { transactionId: '42', statusCode: '2', message: 'pending', redirectUrl: null };
 
-async function withWorker<T>(activities: PaymentActivities, fn: (taskQueue: string) => Promise<T>): Promise<T> {
+async function withWorker<T>(
+  activities: PaymentActivities & Partial<RecordActivities>,
+  fn: (taskQueue: string) => Promise<T>,
+): Promise<T> {
   const taskQueue = `ts-${Math.random().toString(36).slice(2)}`;
   currentQueue = taskQueue;
   const worker = await Worker.create({
@@ -106,7 +122,7 @@ describe('payment workflow (time-skipping)', () => {
     const checks: StatusCheckInput[] = [];
     const activities: PaymentActivities = {
       initiatePayment: (_order, id) => answer('initiation-result', ack, id),
-      checkPaymentStatus: (q) => {
+      ...statusQuery((q) => {
         checks.push(q);
         return answer<StatusCheck>(
           'status-result',
@@ -118,7 +134,7 @@ describe('payment workflow (time-skipping)', () => {
           },
           q.resultId,
         );
-      },
+      }),
     };
     await withWorker(activities, async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -154,7 +170,7 @@ describe('payment workflow (time-skipping)', () => {
   it('a late genuine callback settles a payment in review', async () => {
     const activities: PaymentActivities = {
       initiatePayment: (_order, id) => answer('initiation-result', ack, id),
-      checkPaymentStatus: (q) => answer('status-result', null, q.resultId),
+      ...statusQuery((q) => answer('status-result', null, q.resultId)),
     };
     await withWorker(activities, async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -183,7 +199,7 @@ describe('payment workflow (time-skipping)', () => {
           ApplicationFailure.create({ type: FailureTypes.unknown, message: 'socket reset', nonRetryable: true }),
         );
       },
-      checkPaymentStatus: (q) =>
+      ...statusQuery((q) =>
         answer<StatusCheck>(
           'status-result',
           {
@@ -194,6 +210,7 @@ describe('payment workflow (time-skipping)', () => {
           },
           q.resultId,
         ),
+      ),
     };
     await withWorker(activities, async (taskQueue) => {
       const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
@@ -212,7 +229,7 @@ describe('payment workflow (time-skipping)', () => {
     let providerSays: StatusCheck['state'] = 'pending';
     const activities: PaymentActivities = {
       initiatePayment: (_order, id) => answer('initiation-result', ack, id),
-      checkPaymentStatus: (q) => {
+      ...statusQuery((q) => {
         checks.push(q);
         return answer<StatusCheck>(
           'status-result',
@@ -224,7 +241,7 @@ describe('payment workflow (time-skipping)', () => {
           },
           q.resultId,
         );
-      },
+      }),
     };
     await withWorker(activities, async (taskQueue) => {
       const id = 'ts-confirm';
@@ -266,6 +283,50 @@ describe('payment workflow (time-skipping)', () => {
     });
   });
 
+  it("a callback's confirmation records the settlement when the answer agrees: no record write after it", async () => {
+    for (const providerSays of ['succeeded', 'failed'] as const) {
+      const settlements: PaymentRecord[] = [];
+      const writes: PaymentRecord[] = [];
+      const activities: PaymentActivities & Pick<RecordActivities, 'recordPayment'> = {
+        initiatePayment: (_order, id) => answer('initiation-result', ack, id),
+        checkPaymentStatus: (q) => answer('status-result', null, q.resultId),
+        confirmCallback: (q) => {
+          if (q.settlement) settlements.push(q.settlement);
+          const check: StatusCheck = { state: providerSays, transactionId: '42', statusCode: null, message: null };
+          const recorded = providerSays === 'succeeded';
+          return answer('confirmation-result', { check, recorded, report: null }, q.resultId);
+        },
+        recordPayment: (record) => {
+          writes.push(record);
+          return Promise.resolve(null);
+        },
+      };
+      await withWorker(activities, async (taskQueue) => {
+        const id = `ts-settles-${providerSays}`;
+        const handle = await env.client.workflow.start<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+          taskQueue,
+          workflowId: id,
+          args: [await input(id)],
+        });
+        await env.sleep(1000);
+        await handle.signal(callbackSignal, callback(id, {}));
+        const result = await handle.result();
+        const [settlement] = settlements;
+        assert.equal(settlements.length, 1, 'one confirmation, handed the settlement if it agrees');
+        assert.equal(settlement?.resource.status, 'succeeded');
+        const last = writes.at(-1);
+        if (providerSays === 'succeeded') {
+          assert.deepEqual(settlement?.resource, result, 'the settlement written is the payment as it ended');
+          assert.ok(last && last.revision < settlement.revision, 'no record write after the confirmation');
+        } else {
+          assert.equal(result.status, 'failed', 'the status query settles by its own answer');
+          assert.ok(last && settlement && last.revision > settlement.revision, 'written after the confirmation');
+          assert.deepEqual(last.resource, result);
+        }
+      });
+    }
+  });
+
   it('a status answer about another transaction or another amount settles nothing', async () => {
     const answers: StatusCheck[] = [
       { state: 'succeeded', transactionId: '99', statusCode: '1', message: 'paid' },
@@ -274,7 +335,7 @@ describe('payment workflow (time-skipping)', () => {
     let asked = 0;
     const activities: PaymentActivities = {
       initiatePayment: (_order, id) => answer('initiation-result', ack, id),
-      checkPaymentStatus: (q) => answer('status-result', answers[asked++ % answers.length] ?? null, q.resultId),
+      ...statusQuery((q) => answer('status-result', answers[asked++ % answers.length] ?? null, q.resultId)),
     };
     await withWorker(activities, async (taskQueue) => {
       const id = 'ts-mismatch';
@@ -301,7 +362,7 @@ describe('payment workflow (time-skipping)', () => {
         initiations++;
         return answer('initiation-result', ack, id);
       },
-      checkPaymentStatus: (q) => answer('status-result', null, q.resultId),
+      ...statusQuery((q) => answer('status-result', null, q.resultId)),
     };
     await withWorker(activities, async (taskQueue) => {
       const copied = await input('ts-original');

@@ -11,11 +11,14 @@ import type {
   InitiationVerdict,
   PaymentMessage,
   ProviderAck,
+  ProviderCallback,
   ProviderVerdict,
   StatusCheck,
   StoredPaymentRequest,
 } from '../domain/payment-model';
 import { messageRefusal } from '../domain/signed';
+import type { ItemSettled } from '../domain/batch-model';
+import { statusConfirms } from '../domain/payment-events';
 import type { Signed } from '../domain/signed';
 import type { PaymentRequest, PaymentType } from '../domain/requests';
 import { ProviderError } from '../provider/provider-errors';
@@ -25,7 +28,8 @@ import type { ProviderClient } from '../provider/provider-client';
 import { isUnreachable } from '../records/database';
 import type { Database } from '../records/database';
 import { bindTransaction, claimInitiation, keepFirstAnswer, keepInitiationAnswer } from '../records/record-writes';
-import type { InitiationClaim } from '../records/record-writes';
+import type { InitiationClaim, PaymentRecord } from '../records/record-writes';
+import { writePaymentRecord } from './record-activities';
 import { signedResult } from './signed-results';
 import { attachCard } from '../vault/card-vault';
 import type { CardVault } from '../vault/card-vault';
@@ -60,6 +64,20 @@ export interface StatusCheckInput {
   transactionId: string | null;
   /** The transaction this payment already holds (bound when it was acknowledged): an answer about it binds nothing. */
   heldTransactionId?: string | null;
+}
+
+/** A callback's confirmation: the callback, and the record of the settlement it makes if the status query agrees. */
+export interface ConfirmationInput extends StatusCheckInput {
+  callback: ProviderCallback;
+  settlement?: PaymentRecord;
+}
+
+/** The status query's answer about a callback, and whether the settlement's record was written with it. */
+export interface CallbackConfirmation {
+  check: StatusCheck | null;
+  recorded: boolean;
+  /** A batch item's report of the settlement written, signed for its batch. */
+  report: Signed<ItemSettled> | null;
 }
 
 /** Builds the payment activities around their dependencies, so tests hand in fakes. */
@@ -125,6 +143,41 @@ export function createPaymentActivities({
     );
   }
 
+  /** The status query's answer, its transaction bound to the payment, as the run first had it when final. */
+  async function statusAnswer(input: StatusCheckInput): Promise<StatusCheck | null> {
+    const reference = providerReference(input.type, input.paymentId) ?? null;
+    const heartbeats = heartbeating(Context.current());
+    let check: StatusCheck | null;
+    try {
+      check = await provider.checkStatus({ transactionId: input.transactionId, reference });
+    } catch (err) {
+      // Only a rejected query is not asked again: the workflow's retry policy retries the others.
+      const message = err instanceof Error ? err.message : 'status query failed';
+      const verdict = err instanceof ProviderError ? err.verdict : 'unknown';
+      throw ApplicationFailure.create({ type: FailureTypes[verdict], message, nonRetryable: verdict === 'rejected' });
+    } finally {
+      clearInterval(heartbeats);
+    }
+    // Only a transaction the payment does not hold yet is bound, so that a settling answer about its own needs no
+    // PostgreSQL (running payments keep moving while it is down).
+    if (check?.transactionId && check.transactionId !== input.heldTransactionId) {
+      await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
+    }
+    return firstFinalAnswer(database, input, check);
+  }
+
+  /** Writes a settlement's record; one that fails is left to the workflow's record writer. */
+  async function recordSettlement(settlement: PaymentRecord): Promise<Omit<CallbackConfirmation, 'check'>> {
+    try {
+      return { recorded: true, report: await writePaymentRecord(database, signingKeys, settlement) };
+    } catch (err) {
+      Context.current().log.warn('the settlement is left to the record writer', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return { recorded: false, report: null };
+    }
+  }
+
   return {
     /**
      * Sends the payment upstream once; a failure carries what is known of its fate (never retried by Temporal).
@@ -141,25 +194,26 @@ export function createPaymentActivities({
 
     /** Asks the provider where a transaction stands; null when no status query fits what we know of it. */
     async checkPaymentStatus(input: StatusCheckInput): Promise<Signed<StatusCheck | null>> {
-      const reference = providerReference(input.type, input.paymentId) ?? null;
-      const heartbeats = heartbeating(Context.current());
-      let check: StatusCheck | null;
-      try {
-        check = await provider.checkStatus({ transactionId: input.transactionId, reference });
-      } catch (err) {
-        // Only a rejected query is not asked again: the workflow's retry policy retries the others.
-        const message = err instanceof Error ? err.message : 'status query failed';
-        const verdict = err instanceof ProviderError ? err.verdict : 'unknown';
-        throw ApplicationFailure.create({ type: FailureTypes[verdict], message, nonRetryable: verdict === 'rejected' });
-      } finally {
-        clearInterval(heartbeats);
-      }
-      // Only a transaction the payment does not hold yet is bound, so that a settling answer about its own needs no
-      // PostgreSQL (running payments keep moving while it is down).
-      if (check?.transactionId && check.transactionId !== input.heldTransactionId) {
-        await bindOrRefuse(database, check.transactionId, input.paymentId, 'rejected');
-      }
-      return signedResult(signingKeys, 'status-result', await firstFinalAnswer(database, input, check), input.resultId);
+      return signedResult(signingKeys, 'status-result', await statusAnswer(input), input.resultId);
+    },
+
+    /**
+     * Confirms a callback with the status query (a local activity) and, when the answer confirms it, writes the record
+     * of the settlement its workflow worked out for that case: the callback's workflow task then needs no second local
+     * activity for the record. A write that fails is left to the workflow's record writer, which tries until it is made.
+     */
+    async confirmCallback(input: ConfirmationInput): Promise<Signed<CallbackConfirmation>> {
+      const check = await statusAnswer(input);
+      const { callback, settlement } = input;
+      const confirmed =
+        settlement !== undefined &&
+        check !== null &&
+        statusConfirms(callback, check, {
+          transactionId: input.heldTransactionId ?? null,
+          amount: settlement.resource.amount,
+        });
+      const made = confirmed ? await recordSettlement(settlement) : { recorded: false, report: null };
+      return signedResult(signingKeys, 'confirmation-result', { check, ...made }, input.resultId);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { CALLBACK_EVENT_TYPES, isTerminal } from './payment-model';
-import type { PaymentEvent, PaymentResource, ProviderCallback } from './payment-model';
+import type { PaymentEvent, PaymentResource, ProviderCallback, StatusCheck } from './payment-model';
 import { toMinorUnits } from './money';
 import { newNotificationEvent } from './notification-event';
 import type { NotificationEvent } from './notification';
@@ -58,6 +58,25 @@ export function answerMismatch(
     return `transaction ${transactionId} is not the acknowledged ${known}; ignored`;
   }
   return undefined;
+}
+
+/**
+ * Whether a status answer confirms a callback that would settle a payment (`held`: its transaction and amount before
+ * the callback): the same state, the transaction the callback named (else the held one), the payment's amount. The
+ * workflow settles by such a callback; the confirmation activity writes the record of that settlement with it.
+ */
+export function statusConfirms(
+  callback: ProviderCallback,
+  check: StatusCheck,
+  held: { transactionId: string | null; amount: number },
+): boolean {
+  const expected = callback.transactionId ?? held.transactionId;
+  const amount = check.amount ?? null;
+  return (
+    check.state === callback.state &&
+    (check.transactionId === null || check.transactionId === expected) &&
+    (amount === null || toMinorUnits(amount) === toMinorUnits(held.amount))
+  );
 }
 
 /**

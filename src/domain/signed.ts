@@ -16,12 +16,19 @@ export type MessageKind =
   | 'batch-item-report';
 
 /** The kinds of activity results a workflow acts on: each is signed by the worker for one activity of one run. */
-export type ResultKind = 'initiation-result' | 'initiation-verdict' | 'status-result' | 'batch-items' | 'item-outcomes';
+export type ResultKind =
+  | 'initiation-result'
+  | 'initiation-verdict'
+  | 'status-result'
+  | 'confirmation-result'
+  | 'batch-items'
+  | 'item-outcomes';
 
 const WORKER_KINDS = new Set<MessageKind>([
   'initiation-result',
   'initiation-verdict',
   'status-result',
+  'confirmation-result',
   'batch-items',
   'item-outcomes',
   'batch-item-report',

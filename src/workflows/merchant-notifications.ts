@@ -15,6 +15,7 @@ export interface EventOutbox {
  */
 export class Notifier {
   private emitted = 0;
+  private readonly reserved = new Map<NotificationType, string>();
 
   constructor(
     private readonly merchantId: string,
@@ -25,8 +26,30 @@ export class Notifier {
   emit(type: NotificationType, object: NotificationEvent['data']['object']): NotificationEvent | undefined {
     if (this.emitted >= MAX_NOTIFICATIONS_PER_SUBJECT) return undefined;
     this.emitted += 1;
-    const event = newNotificationEvent(uuid4(), type, this.merchantId, object, workflowTime());
+    const id = this.reserved.get(type) ?? uuid4();
+    this.reserved.delete(type);
+    const event = newNotificationEvent(id, type, this.merchantId, object, workflowTime());
     this.outbox.queue(event);
     return event;
+  }
+
+  /** A notifier that counts on from this one and queues to `outbox`: a fork's (PaymentState.fork). */
+  fork(outbox: EventOutbox): Notifier {
+    const copy = new Notifier(this.merchantId, outbox);
+    copy.emitted = this.emitted;
+    return copy;
+  }
+
+  /** Counts what `fork` emitted, whose events went out with the record of the fork's change. */
+  adopt(fork: Notifier): void {
+    this.emitted = fork.emitted;
+  }
+
+  /**
+   * The next event of each of these types takes its id: they were queued already (a write the workflow then
+   * superseded), and the outbox keeps the first event of an id, so the merchant hears of the change once.
+   */
+  reserve(events: readonly NotificationEvent[]): void {
+    for (const event of events) this.reserved.set(event.type, event.id);
   }
 }

@@ -73,6 +73,15 @@ export const PATCHES = [
       'which no replay reproduces (nondeterminism: the batch stopped).',
     deprecateWhen: 'every payout batch run started before this patch has closed',
   },
+  {
+    id: 'confirmation-records-the-settlement',
+    date: '2026-11-29',
+    change:
+      "A callback's confirmation (a local activity) also writes the record of the settlement the callback makes when " +
+      "the status query agrees, worked out by the workflow before it asks: the callback's workflow task ends with that " +
+      'one local activity, not a second one for the record (callback → final status, docs/performance.md).',
+    deprecateWhen: 'every payment started before this patch has closed',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

@@ -12,7 +12,13 @@ import type {
   StatusCheck,
 } from '../domain/payment-model';
 import { toMinorUnits } from '../domain/money';
-import { addNotificationQueued, addPaymentEvent, answerMismatch, callbackNote } from '../domain/payment-events';
+import {
+  addNotificationQueued,
+  addPaymentEvent,
+  answerMismatch,
+  callbackNote,
+  statusConfirms,
+} from '../domain/payment-events';
 import { approvalOutcome, approvalRefusal } from '../domain/approval-rules';
 import type { Approval, ApprovalInput, ApprovalState } from '../domain/approval-rules';
 
@@ -46,11 +52,31 @@ export class PaymentState {
   private readonly approval: Pick<ApprovalState, 'createdBy' | 'required'>;
 
   constructor(
-    input: PaymentInput,
+    private readonly input: PaymentInput,
     private readonly listener: PaymentStatusListener = { statusChanged: () => undefined },
   ) {
     this.resource = newPaymentResource(input);
     this.approval = { createdBy: input.merchantId, required: input.approvalsRequired ?? 0 };
+  }
+
+  /** A copy that changes apart from this state, telling `listener`: what a change would make of the payment. */
+  fork(listener: PaymentStatusListener): PaymentState {
+    const copy = new PaymentState(this.input, listener);
+    copy.adopt(this);
+    copy.adoptsNamedTransaction = this.adoptsNamedTransaction;
+    return copy;
+  }
+
+  /** Takes on everything `other` (a fork) holds: the change worked out on it happened. Tells no listener. */
+  adopt(other: PaymentState): void {
+    const resource = JSON.parse(JSON.stringify(other.resource)) as Record<string, unknown>;
+    for (const key of Object.keys(this.resource)) if (!(key in resource)) Reflect.deleteProperty(this.resource, key);
+    Object.assign(this.resource, resource);
+    this.early.splice(0, this.early.length, ...other.early);
+    this.unconfirmed.splice(0, this.unconfirmed.length, ...other.unconfirmed);
+    this.providerKnowsIt = other.providerKnowsIt;
+    this.notFoundChecks = other.notFoundChecks;
+    this.unconfirmedTransactionId = other.unconfirmedTransactionId;
   }
 
   get status(): PaymentStatus {
@@ -210,15 +236,15 @@ export class PaymentState {
       this.record(now, { type: 'callback_rejected', ...details, message: `not confirmed (${why}); ignored` });
       return;
     }
-    const expected = callback.transactionId ?? this.resource.provider.transaction_id;
-    const sameTransaction = check.transactionId === null || check.transactionId === expected;
-    const amountProblem = this.checkedAmountProblem(check);
-    if (check.state === callback.state && sameTransaction && !amountProblem) {
+    if (statusConfirms(callback, check, this.held)) {
       this.resource.provider.transaction_id ??= callback.transactionId;
       this.record(now, { type: 'callback_confirmed', ...details, message: 'the status query says the same' });
       this.settleByCallback(callback, now);
       return;
     }
+    const expected = callback.transactionId ?? this.resource.provider.transaction_id;
+    const sameTransaction = check.transactionId === null || check.transactionId === expected;
+    const amountProblem = this.checkedAmountProblem(check);
     const says = `the status query says ${check.state}${sameTransaction ? '' : ` for transaction ${check.transactionId}`}`;
     // A payment that holds no transaction (its initiation's answer was lost) takes the one its own callback named.
     const named = this.resource.provider.transaction_id === null && expected !== null;
@@ -233,6 +259,11 @@ export class PaymentState {
       return;
     }
     this.record(now, { type: 'callback_rejected', ...details, message: `${amountProblem ?? says}; ignored` });
+  }
+
+  /** The transaction and amount a status answer is checked against (statusConfirms). */
+  get held(): { transactionId: string | null; amount: number } {
+    return { transactionId: this.resource.provider.transaction_id, amount: this.resource.amount };
   }
 
   /** Why a status answer's amount is not this payment's (an answer without one is judged on state and transaction). */

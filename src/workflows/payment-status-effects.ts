@@ -12,7 +12,7 @@ import type { ItemSettled } from '../domain/batch-model';
 import { WorkerMetrics } from '../domain/metric-names';
 import type { WorkflowMetricSinks } from '../domain/metric-names';
 import type { Signed } from '../domain/signed';
-import type { NotificationType } from '../domain/notification';
+import type { NotificationEvent, NotificationType } from '../domain/notification';
 import { isTerminal } from '../domain/payment-model';
 import type { PaymentInput, PaymentResource, PaymentStatus } from '../domain/payment-model';
 import type { PaymentType } from '../domain/requests';
@@ -21,13 +21,28 @@ import { SearchAttributes, itemSettledSignal } from './definitions';
 import { Notifier } from './merchant-notifications';
 import { isPatched } from './patches';
 import type { PaymentState, PaymentStatusListener } from './payment-state';
+import type { EventOutbox } from './merchant-notifications';
 import { paymentRecords } from './record-writer';
-import type { RecordWriter } from './record-writer';
+import type { RecordWriter, Write } from './record-writer';
 import { workflowTime } from './time';
 
 // Metrics and log lines come from the workflow: the SDK drops both while replaying (the metric sink is not called
 // during replay), so each counts once per event.
 const { productMetrics } = proxySinks<WorkflowMetricSinks>();
+
+/**
+ * A change worked out on a fork of the payment before the local activity that tells whether it happens (a callback's
+ * confirmation), with the record write that shows it: the activity makes that write too when it does.
+ */
+export interface Settlement {
+  fork: PaymentState;
+  /** The fork's notices, and the events they queued (in `write`, after any the record writer held already). */
+  notices: PaymentNotices;
+  notified: NotificationEvent[];
+  write: Write<PaymentResource>;
+  /** The payment as it was when forked: the fork is taken on only if nothing changed it since. */
+  before: string;
+}
 
 /**
  * What a payment's changes set off outside its state: on every status change its record in PostgreSQL, the status
@@ -44,12 +59,7 @@ export class PaymentStatusEffects implements PaymentStatusListener {
 
   /** Counts and logs the payment's start. */
   constructor(private readonly input: PaymentInput) {
-    // A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch.
-    this.records = paymentRecords(input, (report) => {
-      if (!input.batchId || report.body.status === this.reported) return;
-      this.reported = report.body.status;
-      this.reports.push(reportToBatch(input.batchId, report));
-    });
+    this.records = paymentRecords(input, (report) => this.report(report));
     this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
     this.records.deferWhile(() => this.asking > 0 || this.hold());
     countStart(input.paymentId, input.request.type);
@@ -83,11 +93,66 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     // Notices first: the record written then holds their `notification_queued` events.
     this.notices.observe(state);
     this.records.record(state.resource);
+    this.announce(state);
+  }
+
+  /**
+   * What `change` makes of the payment, worked out on a fork (its notices too, none sent) with the record write that
+   * would show it; undefined unless it settles the payment. `settled` then takes it on or lets it go.
+   */
+  settlement(state: PaymentState, change: (fork: PaymentState) => void): Settlement | undefined {
+    const notified: NotificationEvent[] = [];
+    const notices = this.notices.fork({ queue: (event) => notified.push(event) });
+    const fork = state.fork({ statusChanged: (changed) => notices.observe(changed) });
+    change(fork);
+    if (!fork.terminal) return undefined;
+    const write = this.records.draft(fork.resource, notified);
+    return { fork, notices, notified, write, before: JSON.stringify(state.resource) };
+  }
+
+  /**
+   * The answer of the activity handed `settlement`'s write (undefined: it failed, perhaps once it had written): when
+   * the change happened and nothing changed the payment meanwhile, the payment takes the fork on, recorded by the
+   * activity or else by the next write, and it answers true. Otherwise the workflow applies the answer itself, and its
+   * next write comes after any the activity made.
+   */
+  settled(
+    state: PaymentState,
+    settlement: Settlement,
+    answer?: { happened: boolean; recorded: boolean; report: Signed<ItemSettled> | null },
+  ): boolean {
+    const { fork, notices, notified, write, before } = settlement;
+    if (answer?.report) this.report(answer.report);
+    const unchanged = JSON.stringify(state.resource) === before && this.records.latest === write.revision - 1;
+    if (!answer?.happened || !unchanged) {
+      if (answer?.recorded ?? true) {
+        this.records.supersede(write);
+        this.notices.reserve(notified);
+      }
+      return false;
+    }
+    state.adopt(fork);
+    this.notices.adopt(notices);
+    this.records.adopt(write, answer.recorded);
+    this.announce(state);
+    return true;
+  }
+
+  /** Tells Temporal's visibility, the Web UI and the metrics of the payment's status. */
+  private announce(state: PaymentState): void {
     const { paymentId, request } = this.input;
     const { status } = state;
     upsertSearchAttributes([{ key: SearchAttributes.status, value: status }]);
     setCurrentDetails(paymentCurrentDetails(state.resource));
     countStatus(paymentId, request.type, status);
+  }
+
+  /** A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch. */
+  private report(report: Signed<ItemSettled>): void {
+    const { batchId } = this.input;
+    if (!batchId || report.body.status === this.reported) return;
+    this.reported = report.body.status;
+    this.reports.push(reportToBatch(batchId, report));
   }
 
   /** An event was recorded: the record follows (changes made in one step are written once). */
@@ -146,6 +211,25 @@ class PaymentNotices {
   private contradicting = 0;
 
   constructor(private readonly notifier: Notifier) {}
+
+  /** Notices that go on from these, queuing to `outbox` (a fork's: PaymentStatusEffects.settlement). */
+  fork(outbox: EventOutbox): PaymentNotices {
+    const copy = new PaymentNotices(this.notifier.fork(outbox));
+    copy.adopt(this);
+    return copy;
+  }
+
+  /** Takes on what `other` (a fork) told, as if told here. */
+  adopt(other: PaymentNotices): void {
+    for (const type of other.sent) this.sent.add(type);
+    this.contradicting = other.contradicting;
+    this.notifier.adopt(other.notifier);
+  }
+
+  /** Events queued already that the next notices of their types are (Notifier.reserve). */
+  reserve(events: readonly NotificationEvent[]): void {
+    this.notifier.reserve(events);
+  }
 
   /** Emits what the payment's current state calls for and was not yet told. */
   observe(state: PaymentState): void {

@@ -6,11 +6,19 @@ import {
   proxyLocalActivities,
   setHandler,
   setWorkflowOptions,
+  sleep,
 } from '@temporalio/workflow';
-import type { PaymentActivities } from '../activities/payment-activities';
+import type { CallbackConfirmation, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
 import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
-import type { PaymentInput, PaymentMessage, PaymentResource, ProviderCallback } from '../domain/payment-model';
+import type {
+  PaymentInput,
+  PaymentMessage,
+  PaymentResource,
+  ProviderCallback,
+  StatusCheck,
+} from '../domain/payment-model';
+import { statusConfirms } from '../domain/payment-events';
 import { SeenNonces } from '../domain/signed';
 import { activityFailure, initiationFailure } from './activity-failure';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
@@ -18,6 +26,7 @@ import { approvedForSending } from './payment-approval';
 import { isPatched } from './patches';
 import { PaymentState } from './payment-state';
 import { PaymentStatusEffects } from './payment-status-effects';
+import { paymentRecord, writeSummary } from './record-writer';
 import { workflowTime } from './time';
 import { handlerRefusal, newActivityId, trustedPaymentInput, trustedResult } from './trust';
 import { versioned } from './versioning';
@@ -37,7 +46,7 @@ const { initiatePayment } = proxyLocalActivities<PaymentActivities>({
 // task (a local activity); reconciliation's checks, minutes apart, are activities that heartbeat, so a worker that
 // dies mid-check costs seconds, not the 30 s time-out.
 const STATUS_QUERY_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 };
-const { checkPaymentStatus: confirmWithStatusQuery } = proxyLocalActivities<PaymentActivities>({
+const { checkPaymentStatus: confirmWithStatusQuery, confirmCallback } = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: '30s',
   retry: STATUS_QUERY_RETRY,
 });
@@ -188,11 +197,12 @@ async function waitForOutcome(
   deadline: number | undefined,
   summary: string,
 ): Promise<boolean> {
+  let timer: DeadlineTimer | undefined;
   for (;;) {
     if (state.terminal) return true;
     const callback = state.awaitingConfirmation ? state.nextUnconfirmed() : undefined;
     if (callback) {
-      await effects.whileAsking(() => confirm(state, input, callback));
+      await effects.whileAsking(() => confirm(state, input, effects, callback));
       continue;
     }
     const woken = () => state.terminal || state.awaitingConfirmation;
@@ -201,23 +211,98 @@ async function waitForOutcome(
       continue;
     }
     const remaining = deadline - workflowTime().getTime();
-    if (remaining <= 0 || !(await condition(woken, remaining, { summary }))) return false;
+    if (remaining <= 0) return false;
+    timer ??= new DeadlineTimer(remaining, summary);
+    if (!(await timer.until(woken))) return false;
+    // One timer per deadline, never cancelled: a payment that settles completes with it pending, which costs no
+    // event. Runs from before the patch cancelled it once woken, and started another to wait again.
+    if (!isPatched('confirmation-records-the-settlement')) {
+      timer.cancel();
+      timer = undefined;
+    }
   }
 }
 
-/** Asks the status query about a callback that would settle the payment; without one the callback stands. */
-async function confirm(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
-  const transactionId = callback.transactionId ?? state.resource.provider.transaction_id;
+/** A timer for a wait's deadline, which waits end on (`until`) or are woken before. */
+class DeadlineTimer {
+  private readonly scope = new CancellationScope();
+  private fired = false;
+
+  constructor(ms: number, summary: string) {
+    // Cancelled (cancel), it simply never fires.
+    this.scope
+      .run(() => sleep(ms, { summary }))
+      .then(
+        () => (this.fired = true),
+        () => undefined,
+      );
+  }
+
+  /** Resolves true once `woken` holds, false once the deadline passes first. */
+  async until(woken: () => boolean): Promise<boolean> {
+    await condition(() => this.fired || woken());
+    return !this.fired;
+  }
+
+  cancel(): void {
+    this.scope.cancel();
+  }
+}
+
+/**
+ * Asks the status query about a callback that would settle the payment; without one the callback stands. The
+ * settlement the callback makes when the answer agrees is worked out first and recorded by the same local activity,
+ * so the callback's workflow task ends with it: no record write after it (docs/performance.md).
+ */
+async function confirm(
+  state: PaymentState,
+  input: PaymentInput,
+  effects: PaymentStatusEffects,
+  callback: ProviderCallback,
+): Promise<void> {
+  if (!isPatched('confirmation-records-the-settlement')) return confirmThenRecord(state, input, callback);
+  const held = state.held;
+  const askedAt = workflowTime();
+  const agreeing: StatusCheck = { state: callback.state, transactionId: null, statusCode: null, message: null };
+  const settlement = effects.settlement(state, (fork) => fork.confirmation(callback, agreeing, askedAt));
+  const summary = `confirm callback${settlement ? `; if it agrees, ${writeSummary(settlement.write)}` : ''}`;
+  let answer: CallbackConfirmation;
+  try {
+    answer = await trustedResult('confirmation-result', (resultId) =>
+      confirmCallback.executeWithOptions({ summary }, [
+        {
+          ...statusQuestion(state, input, callback),
+          resultId,
+          callback,
+          ...(settlement ? { settlement: paymentRecord(input, settlement.write) } : {}),
+        },
+      ]),
+    );
+  } catch (err) {
+    if (settlement) effects.settled(state, settlement);
+    return state.confirmation(callback, { error: activityFailure(err).message }, workflowTime());
+  }
+  const happened = answer.check !== null && statusConfirms(callback, answer.check, held);
+  if (settlement && effects.settled(state, settlement, { ...answer, happened })) return;
+  state.confirmation(callback, answer.check, workflowTime());
+}
+
+/** What the status query asks about a callback: the transaction it named, else the one the payment holds. */
+function statusQuestion(state: PaymentState, input: PaymentInput, callback: ProviderCallback) {
+  return {
+    paymentId: input.paymentId,
+    type: input.request.type,
+    transactionId: callback.transactionId ?? state.resource.provider.transaction_id,
+    heldTransactionId: state.resource.provider.transaction_id,
+  };
+}
+
+/** A confirmation as runs before `confirmation-records-the-settlement` made it: the record written after it. */
+async function confirmThenRecord(state: PaymentState, input: PaymentInput, callback: ProviderCallback): Promise<void> {
   try {
     const check = await trustedResult('status-result', (resultId) =>
       confirmWithStatusQuery.executeWithOptions({ summary: 'confirm callback' }, [
-        {
-          paymentId: input.paymentId,
-          resultId,
-          type: input.request.type,
-          transactionId,
-          heldTransactionId: state.resource.provider.transaction_id,
-        },
+        { ...statusQuestion(state, input, callback), resultId },
       ]),
     );
     state.confirmation(callback, check, workflowTime());

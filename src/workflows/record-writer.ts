@@ -37,7 +37,7 @@ const { recordPayment, recordBatch: recordBatchLocally } = proxyLocalActivities<
 const { recordBatch } = proxyActivities<RecordActivities>(RECORD_WRITE);
 
 /** One write: the record at a revision and the notification events queued with it (one transaction). */
-interface Write<T> {
+export interface Write<T> {
   snapshot: T;
   revision: number;
   recordedAt: string;
@@ -107,6 +107,36 @@ export class RecordWriter<T> implements EventOutbox {
     this.writing ??= this.writeQueued();
   }
 
+  /**
+   * The write that would record `snapshot` next, with the events queued so far and `events`: for a local activity
+   * that makes it itself (`adopt` then takes it on, or `supersede` passes it).
+   */
+  draft(snapshot: T, events: readonly NotificationEvent[]): Write<T> {
+    return {
+      snapshot: JSON.parse(JSON.stringify(snapshot)) as T,
+      revision: this.revision + 1,
+      recordedAt: workflowTime().toISOString(),
+      events: [...this.events, ...events],
+    };
+  }
+
+  /** `write` (a draft, nothing recorded since) is the latest change: made already (`made`), else the next write. */
+  adopt(write: Write<T>, made: boolean): void {
+    const { snapshot, revision, recordedAt, events } = write;
+    this.last = JSON.stringify(snapshot);
+    this.revision = revision;
+    this.current = { snapshot, revision, recordedAt };
+    this.dirty = !made;
+    this.events = made ? [] : [...events];
+    if (made) this.settledRevision = Math.max(this.settledRevision, revision);
+    else this.writing ??= this.writeQueued();
+  }
+
+  /** `write` (a draft) was made, but the workflow changed otherwise since: its next write comes after it. */
+  supersede(write: Write<T>): void {
+    this.revision = Math.max(this.revision, write.revision);
+  }
+
   /** Resolves once the write of `revision` (or a later one) is done, or given up. */
   async written(revision: number): Promise<void> {
     await condition(() => this.settledRevision >= revision);
@@ -171,6 +201,12 @@ export class RecordWriter<T> implements EventOutbox {
   }
 }
 
+/** A payment's write as the record activities take it. */
+export function paymentRecord(input: PaymentInput, { snapshot, revision, recordedAt, events }: Write<PaymentResource>) {
+  const { merchantId, batchId } = input;
+  return { resource: snapshot, merchantId, ...(batchId ? { batchId } : {}), revision, recordedAt, events };
+}
+
 /**
  * The record writer of a payment (a batch item's names its batch). A batch item's write of an outcome or review
  * answers its report to the batch, signed by the worker for it: `onReport` gets it.
@@ -179,10 +215,9 @@ export function paymentRecords(
   input: PaymentInput,
   onReport: (report: Signed<ItemSettled>) => void = () => undefined,
 ): RecordWriter<PaymentResource> {
-  const { paymentId, merchantId, batchId } = input;
-  return new RecordWriter<PaymentResource>(paymentId, async ({ snapshot, revision, recordedAt, events }) => {
-    const report = await recordPayment.executeWithOptions({ summary: writeSummary(revision, events) }, [
-      { resource: snapshot, merchantId, ...(batchId ? { batchId } : {}), revision, recordedAt, events },
+  return new RecordWriter<PaymentResource>(input.paymentId, async (write) => {
+    const report = await recordPayment.executeWithOptions({ summary: writeSummary(write) }, [
+      paymentRecord(input, write),
     ]);
     if (report) onReport(report);
   });
@@ -195,7 +230,7 @@ export function batchRecords(input: BatchInput, startRevision: number): RecordWr
   return new RecordWriter<BatchProgress>(
     batchId,
     ({ snapshot, revision, recordedAt, events }) =>
-      record.executeWithOptions({ summary: writeSummary(revision, events) }, [
+      record.executeWithOptions({ summary: writeSummary({ revision, events }) }, [
         { resource: snapshot, merchantId, reference, revision, recordedAt, events },
       ]),
     startRevision,
@@ -203,7 +238,7 @@ export function batchRecords(input: BatchInput, startRevision: number): RecordWr
 }
 
 /** What the Web UI shows for a write: its revision and the notifications it queues. */
-function writeSummary(revision: number, events: readonly NotificationEvent[]): string {
+export function writeSummary({ revision, events }: Pick<Write<unknown>, 'revision' | 'events'>): string {
   const notify = events.map((event) => event.type).join(', ');
   return `record revision ${revision}${notify ? `, notify ${notify}` : ''}`;
 }
