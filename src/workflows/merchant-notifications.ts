@@ -26,9 +26,9 @@ export class Notifier {
   emit(type: NotificationType, object: NotificationEvent['data']['object']): NotificationEvent | undefined {
     if (this.emitted >= MAX_NOTIFICATIONS_PER_SUBJECT) return undefined;
     this.emitted += 1;
-    const id = this.reserved.get(type) ?? uuid4();
+    const event = newNotificationEvent(uuid4(), type, this.merchantId, object, workflowTime());
+    event.id = this.reserved.get(type) ?? event.id;
     this.reserved.delete(type);
-    const event = newNotificationEvent(id, type, this.merchantId, object, workflowTime());
     this.outbox.queue(event);
     return event;
   }
