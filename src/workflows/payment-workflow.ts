@@ -6,7 +6,6 @@ import {
   proxyLocalActivities,
   setHandler,
   setWorkflowOptions,
-  sleep,
 } from '@temporalio/workflow';
 import type { CallbackConfirmation, PaymentActivities } from '../activities/payment-activities';
 import { formatDuration } from '../domain/duration';
@@ -21,6 +20,7 @@ import type {
 import { statusConfirms } from '../domain/payment-events';
 import { SeenNonces } from '../domain/signed';
 import { activityFailure, initiationFailure } from './activity-failure';
+import { DeadlineTimer } from './deadline-timer';
 import { callbackSignal, initiationUpdate, paymentQuery, resolveUpdate } from './definitions';
 import { approvedForSending } from './payment-approval';
 import { isPatched } from './patches';
@@ -220,32 +220,6 @@ async function waitForOutcome(
       timer.cancel();
       timer = undefined;
     }
-  }
-}
-
-/** A timer for a wait's deadline, which waits end on (`until`) or are woken before. */
-class DeadlineTimer {
-  private readonly scope = new CancellationScope();
-  private fired = false;
-
-  constructor(ms: number, summary: string) {
-    // Cancelled (cancel), it simply never fires.
-    this.scope
-      .run(() => sleep(ms, { summary }))
-      .then(
-        () => (this.fired = true),
-        () => undefined,
-      );
-  }
-
-  /** Resolves true once `woken` holds, false once the deadline passes first. */
-  async until(woken: () => boolean): Promise<boolean> {
-    await condition(() => this.fired || woken());
-    return !this.fired;
-  }
-
-  cancel(): void {
-    this.scope.cancel();
   }
 }
 
