@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -11,7 +12,7 @@ import { buildApp, registeredRoutes } from '../src/http/api-app';
 import { PUBLISHED_OPENAPI_PATH, publishedOpenApiDocument } from '../src/http/published-openapi';
 import type { Notifications } from '../src/payments/notification-deliveries';
 import { ApiKeys } from '../src/http/auth';
-import { MAX_PARAM_LENGTH, MAX_URL_LENGTH, protocolErrors } from '../src/http/protocol-answers';
+import { MAX_HEAD_BYTES, MAX_PARAM_LENGTH, MAX_URL_LENGTH, protocolErrors } from '../src/http/protocol-answers';
 import { AppError } from '../src/payments/app-errors';
 import type { PaymentReads } from '../src/payments/payment-reads';
 import type { Readiness } from '../src/payments/readiness';
@@ -24,6 +25,7 @@ import { MERCHANT_KEY, OPERATOR_KEY } from './support/test-stack';
 // document in the API tests (test/support/test-stack.ts, hostile-input.test.ts) and the client's (client.test.ts).
 
 type Json = Record<string, unknown>;
+type ErrorBody = { error: { code: string; message: string; fields: unknown[] } };
 const rules = {
   voucherChannels: [7],
   now: () => new Date(),
@@ -31,6 +33,24 @@ const rules = {
   batchUploadLimitBytes: 64 * 1024 * 1024,
 };
 const paths = apiDocument.paths as Record<string, Record<string, Json>>;
+
+/** Writes `raw` to the server and reads its whole answer (the server closes the connection): status, headers, JSON. */
+async function rawExchange(
+  port: string,
+  raw: string,
+): Promise<{ status: number; headers: Record<string, string>; text: string; body: ErrorBody }> {
+  const socket = connect(Number(port), '127.0.0.1');
+  socket.write(raw);
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, text, body: JSON.parse(body) as ErrorBody };
+}
 
 /** Readiness: not ready. Payments: Temporal unreachable. Everything else is never reached by these requests. */
 function standInApp(): FastifyInstance {
@@ -280,6 +300,35 @@ describe('the OpenAPI document', () => {
       'not_found',
       'it is looked up (and not found)',
     );
+  });
+
+  it('answers a head too large (431) or a request that is not HTTP (400) in the envelope, over a real socket', async () => {
+    const served = standInApp();
+    const address = await served.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = new URL(address);
+      // Under MAX_URL_LENGTH each, past MAX_HEAD_BYTES together: Node refuses the head before any route reads it.
+      const url = `/v1/payments?reference=${'r'.repeat(MAX_URL_LENGTH - 100)}`;
+      const key = `Bearer ${'k'.repeat(MAX_HEAD_BYTES - MAX_URL_LENGTH + 200)}`;
+      const tooLarge = await rawExchange(
+        port,
+        `GET ${url} HTTP/1.1\r\nhost: x\r\nconnection: close\r\nauthorization: ${key}\r\n\r\n`,
+      );
+      assert.equal(tooLarge.status, 431);
+      assert.equal(tooLarge.body.error.code, 'headers_too_large');
+      assert.deepEqual(tooLarge.body.error.fields, []);
+      assert.doesNotMatch(tooLarge.text, /kkkk/, 'nothing of the request is echoed');
+      assertDocumented('GET', url, { status: tooLarge.status, headers: tooLarge.headers, body: tooLarge.body });
+
+      const notHttp = await rawExchange(port, 'HELLO THERE\r\n\r\n');
+      assert.equal(notHttp.status, 400);
+      assert.equal(notHttp.body.error.code, 'bad_request');
+
+      const fits = await rawExchange(port, `GET ${url} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      assert.equal(fits.status, 401, 'the same URL with a short head reaches the route (and its key check)');
+    } finally {
+      await served.close();
+    }
   });
 
   it('documents 429 with Retry-After and RateLimit headers on every operation a merchant may call, and only there', () => {

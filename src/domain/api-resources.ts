@@ -179,6 +179,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'payload_too_large',
   'uri_too_long',
+  'headers_too_large',
   'unsupported_media_type',
   'too_many_callbacks',
   'rate_limited',
