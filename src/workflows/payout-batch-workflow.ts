@@ -288,7 +288,6 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
   }
 }
 
-/** The references of the items from position `index` on: those a cancelled batch never started. */
 /**
  * The references a cancel kept from starting, the first NOT_STARTED_LISTED of them (a 100,000-item batch's would
  * outgrow the history; `report.csv` lists every item).
