@@ -331,7 +331,6 @@ function batchBody(reference: string, items: number) {
   };
 }
 
-/** (f) One payout batch through the stack: items per second, peak worker RSS, its runs' history lengths. */
 /**
  * (f′) Single bank credits, as many clients as the batch's concurrency, callbacks 200 ms after: the rate a batch of
  * the same concurrency is compared with.
@@ -359,6 +358,7 @@ export async function creditPhase(stack: BenchStack, settings: BenchSettings): P
   }
 }
 
+/** (f) One payout batch through the stack: items per second, peak worker RSS, its runs' history lengths. */
 export async function batchPhase(stack: BenchStack, settings: BenchSettings): Promise<BatchResult> {
   const items = settings.BENCH_ITEMS;
   log(`(f) one payout batch of ${items} items at concurrency ${settings.BENCH_CONCURRENCY}, callbacks 200 ms after`);

@@ -20,18 +20,18 @@ export const TEMPORAL_SERVICES: readonly TemporalService[] = [
 export const HISTORY_SHARDS = 4;
 
 /**
- * Temporal's server configuration (after its config/development-postgres12.yaml): both stores on PostgreSQL
- * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only). The frontend authorizes
- * every call with the default JWT claim mapper and the worker authorizer (TEMPORAL_AUTHORIZER), against the keys in
- * `jwksFile`; the system workers go
- * through the internal frontend, which trusts its callers (loopback, like history and matching).
- */
-/**
  * The authorizer of the project's temporal-server (tools/temporal-server): Temporal's default, except that only a
  * token with the namespace's `worker` role takes and answers tasks (docs/security.md, "Temporal authorization").
  */
 export const TEMPORAL_AUTHORIZER = 'worker';
 
+/**
+ * Temporal's server configuration (after its config/development-postgres12.yaml): both stores on PostgreSQL
+ * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only). The frontend authorizes
+ * every call with the default JWT claim mapper and the worker authorizer (TEMPORAL_AUTHORIZER), against the keys in
+ * `jwksFile`; the system workers go through the internal frontend, which trusts its callers (loopback, like history
+ * and matching).
+ */
 export function temporalServerConfig(
   postgres: Postgres,
   ports: TemporalPorts,
