@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { AppError, recordCall } from '../src/payments/app-errors';
 import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
-import { takeKey } from '../src/records/idempotency-keys';
+import { takeKey, takePaymentKey } from '../src/records/idempotency-keys';
+import type { PaymentResource } from '../src/domain/payment-model';
 import type { IdempotencyKey } from '../src/records/idempotency-keys';
 import { testDatabaseUrl } from './support/test-stack';
 
@@ -58,6 +59,63 @@ describe('idempotency keys', () => {
       /record refused/,
     );
     assert.deepEqual(await takeKey(db, key('rolled-back')), { taken: true });
+  });
+
+  describe("a payment's, in one statement with its first record", () => {
+    const firstRecord = (reference: string, amount = 12.5): PaymentResource => ({
+      id: `payment-${merchant}-${reference}`,
+      type: 'mobile_money_debit',
+      reference,
+      status: 'initiating',
+      amount,
+      created_at: '2026-11-29T10:00:00.000Z',
+      updated_at: '2026-11-29T10:00:00.000Z',
+      provider: { transaction_id: null, status_code: null, message: null },
+      next_action: null,
+      failure: null,
+      events: [],
+    });
+    const stored = async (reference: string) =>
+      (
+        await db.query<{ amount: string; revision: number; status: string; merchant_id: string; reference: string }>(
+          'SELECT amount, revision, status, merchant_id, reference FROM payments WHERE id = $1',
+          [`payment-${merchant}-${reference}`],
+        )
+      ).rows;
+
+    it('takes a new reference with its record; a later take answers the first key and writes nothing', async () => {
+      assert.deepEqual(await takePaymentKey(db, key('p'), firstRecord('p')), { taken: true });
+      assert.deepEqual(await stored('p'), [
+        { amount: '12.50', revision: 0, status: 'initiating', merchant_id: merchant, reference: 'p' },
+      ]);
+      const again = await takePaymentKey(db, key('p', 'fp-2'), firstRecord('p', 99));
+      assert.deepEqual(again, {
+        taken: false,
+        fingerprint: 'fp-1',
+        resourceId: `payment-${merchant}-p`,
+        purged: false,
+      });
+      assert.equal((await stored('p'))[0]?.amount, '12.50', "the record is the first request's");
+      // The key taken by takeKey (a batch's way) is the same key.
+      assert.equal((await takeKey(db, key('p', 'fp-3'))).taken, false);
+    });
+
+    it('lets exactly one of many concurrent requests take a reference; the others read its key', async () => {
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => takePaymentKey(db, key('p-race', `fp-${i}`), firstRecord('p-race', i + 1))),
+      );
+      const winners = claims.flatMap((claim, i) => (claim.taken ? [i] : []));
+      assert.equal(winners.length, 1);
+      const kept = claims.map((c) => (c.taken ? `fp-${winners[0]}` : c.fingerprint));
+      assert.deepEqual(new Set(kept), new Set([`fp-${winners[0]}`]), 'every other request reads the winner’s key');
+      assert.equal(Number((await stored('p-race'))[0]?.amount), (winners[0] ?? -1) + 1, "the record is the winner's");
+    });
+
+    it('writes no record when the key was taken, even without one', async () => {
+      assert.equal((await takeKey(db, key('p-batch'))).taken, true);
+      assert.equal((await takePaymentKey(db, key('p-batch'), firstRecord('p-batch'))).taken, false);
+      assert.deepEqual(await stored('p-batch'), []);
+    });
   });
 
   it('answers `unavailable` within 2 s when PostgreSQL does not answer', async () => {

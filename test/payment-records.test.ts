@@ -13,7 +13,7 @@ import { waitUntil } from '../src/local/wait-until';
 import { eventually } from '../src/local/eventually';
 import { paymentFingerprint } from '../src/payments/fingerprint';
 import { openDatabase } from '../src/records/database';
-import { insertNewPayment, takeKey } from '../src/records/idempotency-keys';
+import { takePaymentKey } from '../src/records/idempotency-keys';
 import { batchBody } from './support/batch-helpers';
 import { paymentRequest, uniqueReference } from './support/request-builders';
 import { MERCHANT_KEY, startStack, testDatabaseUrl, connectTestClient } from './support/test-stack';
@@ -133,7 +133,7 @@ describe('a payment whose workflow history Temporal has deleted', () => {
         fingerprint: paymentFingerprint(FINGERPRINT_SECRET, MERCHANT, body),
         resourceId: paymentId,
       };
-      await takeKey(db, key, (client) => insertNewPayment(client, MERCHANT, first));
+      await takePaymentKey(db, key, first);
     } finally {
       await db.end();
     }

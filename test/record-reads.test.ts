@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { PaymentResource, PaymentStatus } from '../src/domain/payment-model';
 import type { PaymentType } from '../src/domain/requests';
-import { inTransaction, openDatabase } from '../src/records/database';
+import { openDatabase } from '../src/records/database';
 import type { Database } from '../src/records/database';
-import { insertNewPayment } from '../src/records/idempotency-keys';
+import { takePaymentKey } from '../src/records/idempotency-keys';
 import { listPayments, paymentExists, readPayment } from '../src/records/record-reads';
 import { testDatabaseUrl } from './support/test-stack';
 
@@ -30,7 +30,8 @@ async function record(
     failure: null,
     events: [],
   };
-  await inTransaction(db, (client) => insertNewPayment(client, merchantId, payment, fields.batchId));
+  const key = { merchantId, scope: 'payment' as const, reference, fingerprint: 'fp', resourceId: payment.id };
+  await takePaymentKey(db, key, payment, fields.batchId);
   if (!fields.status) return payment;
   const moved = {
     ...payment,

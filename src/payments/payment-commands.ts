@@ -36,7 +36,7 @@ import type { CardVault } from '../vault/card-vault';
 import type { MessageKind, Signed } from '../domain/signed';
 import type { Database } from '../records/database';
 import { recordLateCallback } from '../records/late-callback-records';
-import { insertNewPayment, takeKey } from '../records/idempotency-keys';
+import { takePaymentKey } from '../records/idempotency-keys';
 import { readPayment } from '../records/record-reads';
 import { recordAppliedAction, recordAppliedDecision } from './operator-action-log';
 import { DEFAULT_APPROVAL_WINDOW_MS, creditApprovalsRequired } from '../domain/approval-rules';
@@ -137,12 +137,12 @@ export class PaymentCommands {
       resourceId: paymentId,
     };
     const firstRecord = newPaymentResource(input);
-    const claim = await recordCall(() =>
-      takeKey(creation.records, key, (client) => insertNewPayment(client, merchantId, firstRecord)),
-    ).catch(async (err: unknown) => {
-      await discardCard();
-      throw err;
-    });
+    const claim = await recordCall(() => takePaymentKey(creation.records, key, firstRecord)).catch(
+      async (err: unknown) => {
+        await discardCard();
+        throw err;
+      },
+    );
     if (!claim.taken) {
       if (claim.fingerprint !== fingerprint) {
         await discardCard();

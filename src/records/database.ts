@@ -8,6 +8,9 @@ import type { PoolClient } from 'pg';
 
 export type Database = Pool;
 
+/** The pool, or one of its connections in a transaction: what a statement runs on. */
+export type Queryable = Database | PoolClient;
+
 /** Beside this file in src/ and, copied by `npm run build`, in dist/. */
 const MIGRATIONS_DIR = join(__dirname, 'migrations');
 const MIGRATION_FILE = /^(\d{3})_[a-z0-9_-]+\.sql$/;

@@ -1,5 +1,4 @@
-import type { PoolClient } from 'pg';
-import type { Database } from './database';
+import type { Database, Queryable } from './database';
 import { inTransaction } from './database';
 
 // Merchants and their API keys (migrations/007_merchants.sql). A key's secret is never stored: its SHA-256 is.
@@ -26,7 +25,6 @@ export interface ApiKeyRow {
 }
 
 /** A pool, or a client inside a transaction. */
-type Queryable = Database | PoolClient;
 
 /** Tells the servers and relays that merchants, keys or endpoints changed (on commit, inside a transaction). */
 export async function announceMerchantChange(db: Queryable): Promise<void> {

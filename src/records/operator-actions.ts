@@ -1,5 +1,4 @@
-import type { PoolClient } from 'pg';
-import type { Database } from './database';
+import type { Database, Queryable } from './database';
 
 // What operators did to payments and batches, one row per action (table `operator_actions`, docs/records.md).
 
@@ -33,7 +32,6 @@ export interface OperatorAction {
 }
 
 /** A pool, or a client inside a transaction. */
-type Queryable = Database | PoolClient;
 
 const INSERT_ACTION = `
 INSERT INTO operator_actions (operator, action, subject_id, merchant_id, detail, outcome)

@@ -1,12 +1,10 @@
-import type { PoolClient } from 'pg';
 import type { BatchProgress } from '../domain/batch-model';
 import type { NotificationEvent } from '../domain/notification';
 import type { PaymentResource } from '../domain/payment-model';
-import type { Database } from './database';
+import type { Queryable } from './database';
 import { WAKE_RELAYS, eventsInsert } from './notification-outbox';
 
 /** A pool, or a client inside a transaction. */
-type Queryable = Database | PoolClient;
 
 export interface PaymentRecord {
   resource: PaymentResource;
