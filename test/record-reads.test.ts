@@ -31,7 +31,8 @@ async function record(
     events: [],
   };
   const key = { merchantId, scope: 'payment' as const, reference, fingerprint: 'fp', resourceId: payment.id };
-  await takePaymentKey(db, key, payment, fields.batchId);
+  await takePaymentKey(db, key, payment);
+  if (fields.batchId) await db.query('UPDATE payments SET batch_id = $2 WHERE id = $1', [payment.id, fields.batchId]);
   if (!fields.status) return payment;
   const moved = {
     ...payment,

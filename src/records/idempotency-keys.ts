@@ -57,7 +57,7 @@ WITH key AS (
 ), payment AS (
   INSERT INTO payments
     (id, merchant_id, type, reference, status, amount, batch_id, resource, revision, created_at, updated_at)
-  SELECT $6, $1, $7, $3, $8, $9, $10, $11, 0, $12, $13 WHERE EXISTS (SELECT 1 FROM key)
+  SELECT $6, $1, $7, $3, $8, $9, NULL, $10, 0, $11, $12 WHERE EXISTS (SELECT 1 FROM key)
   ON CONFLICT (id) DO NOTHING
 )
 SELECT EXISTS (SELECT 1 FROM key) AS taken, k.fingerprint, k.resource_id, k.purged_at IS NOT NULL AS purged
@@ -69,12 +69,7 @@ LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.scope = $2 AND k.refere
  * the server creates it before its workflow starts: both are written, or neither, in one statement. A concurrent
  * request with the same key waits for this one's commit.
  */
-export async function takePaymentKey(
-  db: Database,
-  key: IdempotencyKey,
-  payment: PaymentResource,
-  batchId?: string,
-): Promise<KeyClaim> {
+export async function takePaymentKey(db: Database, key: IdempotencyKey, payment: PaymentResource): Promise<KeyClaim> {
   const { rows } = await db.query<{
     taken: boolean;
     fingerprint: string | null;
@@ -86,7 +81,6 @@ export async function takePaymentKey(
     payment.type,
     payment.status,
     payment.amount,
-    batchId ?? null,
     JSON.stringify(payment),
     payment.created_at,
     payment.updated_at,
