@@ -23,6 +23,10 @@ export interface IdempotencyKey {
  */
 export type KeyClaim = { taken: true } | { taken: false; fingerprint: string; resourceId: string; purged: boolean };
 
+/** The key, unless it was taken before: its values are keyValues(key). */
+const INSERT_KEY = `INSERT INTO idempotency_keys (merchant_id, scope, reference, fingerprint, resource_id)
+  VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`;
+
 /**
  * Takes the key in one transaction with `alongside`, which runs only when the key is new (a batch's items): both are
  * written, or neither. A concurrent request with the same key waits for this one's commit.
@@ -33,11 +37,7 @@ export async function takeKey(
   alongside?: (client: PoolClient) => Promise<void>,
 ): Promise<KeyClaim> {
   return inTransaction(db, async (client) => {
-    const inserted = await client.query(
-      `INSERT INTO idempotency_keys (merchant_id, scope, reference, fingerprint, resource_id)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-      keyValues(key),
-    );
+    const inserted = await client.query(INSERT_KEY, keyValues(key));
     if (inserted.rowCount === 1) {
       await alongside?.(client);
       return { taken: true };
@@ -51,10 +51,7 @@ export async function takeKey(
 // workflow's own writes, revision 1 on, are newer). The statement's snapshot shows the key only if it was committed
 // before the statement began.
 const TAKE_PAYMENT_KEY = `
-WITH key AS (
-  INSERT INTO idempotency_keys (merchant_id, scope, reference, fingerprint, resource_id)
-  VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1
-), payment AS (
+WITH key AS (${INSERT_KEY} RETURNING 1), payment AS (
   INSERT INTO payments
     (id, merchant_id, type, reference, status, amount, batch_id, resource, revision, created_at, updated_at)
   SELECT $6, $1, $7, $3, $8, $9, NULL, $10, 0, $11, $12 WHERE EXISTS (SELECT 1 FROM key)
