@@ -21,7 +21,9 @@ import type {
 import { startPostgres } from '../src/local/postgres';
 import type { ProviderClient } from '../src/provider/provider-client';
 import {
+  bindTransaction,
   claimInitiation,
+  keepFirstAnswer,
   keepInitiationAnswer,
   upsertBatchRecord,
   upsertPaymentRecord,
@@ -248,8 +250,8 @@ describe('record writes', () => {
       { held: false, earlierAnswer: undefined },
       'another execution of the same run (its workflow task tried again after a worker died mid-call)',
     );
-    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'kept' });
-    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'a later one is not' });
+    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'kept' }, null);
+    await keepInitiationAnswer(records.db, paymentId, 'run-1', { ack: 'a later one is not' }, null);
     assert.deepEqual(
       await claimInitiation(records.db, paymentId, again),
       { held: false, earlierAnswer: { ack: 'kept' } },
@@ -266,6 +268,41 @@ describe('record writes', () => {
     );
     const holders = claims.filter((claim) => claim.held).length;
     assert.equal(holders, 1, `one of four racing runs holds the claim (${JSON.stringify(claims)})`);
+  });
+
+  it("a provider transaction is bound once, with an initiation's answer or alone, whoever races for it", async () => {
+    const payment = () => `payment-acme-${uniqueReference('bind')}`;
+    const transactionId = `tx-${randomUUID()}`;
+    const first = payment();
+    assert.equal(await keepInitiationAnswer(records.db, first, 'run-1', { ack: 1 }, transactionId), first);
+    assert.equal(
+      await keepInitiationAnswer(records.db, payment(), 'run-1', { ack: 2 }, transactionId),
+      first,
+      "another payment's answer naming it is told whose it is",
+    );
+    assert.equal(await bindTransaction(records.db, transactionId, payment()), first, 'and so is a status answer');
+    assert.equal(await keepInitiationAnswer(records.db, payment(), 'run-1', { ack: 3 }, null), null, 'none to bind');
+    // The racers wait for the first binding; those whose snapshot began before it committed read it again.
+    const racing = `tx-${randomUUID()}`;
+    const payments = Array.from({ length: 8 }, payment);
+    const bound = await Promise.all(
+      payments.map((id, i) =>
+        i % 2 === 0
+          ? keepInitiationAnswer(records.db, id, 'run-1', { ack: i }, racing)
+          : bindTransaction(records.db, racing, id),
+      ),
+    );
+    assert.equal(new Set(bound).size, 1, `eight racers are told one payment (${bound.join(', ')})`);
+    assert.ok(payments.includes(bound[0] ?? ''), 'one of theirs');
+  });
+
+  it("a run's first final answer about a transaction stands, whichever of its executions race to keep theirs", async () => {
+    const key = { paymentId: `payment-acme-${uniqueReference('answer')}`, runId: 'run-1', transactionId: 'tx-1' };
+    const kept = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => keepFirstAnswer(records.db, key, { answer: i })),
+    );
+    assert.equal(new Set(kept.map((answer) => answer.answer)).size, 1, `one answer (${JSON.stringify(kept)})`);
+    assert.deepEqual(await keepFirstAnswer(records.db, key, { answer: 'later' }), kept[0], 'and later ones are not');
   });
 });
 

@@ -95,6 +95,8 @@ export function createPaymentActivities({
     const context = Context.current();
     const heartbeats = heartbeating(context);
     let answer: InitiationAnswer;
+    // The payment the acknowledgement's transaction is bound to, when its answer was kept with the binding.
+    let bound: string | null | undefined;
     try {
       const giveUpAt = Date.now() + vaultWaitMs;
       // Always there: trustedOrder refused any message outside its own workflow. A local activity runs again when
@@ -106,7 +108,10 @@ export function createPaymentActivities({
         giveUpAt,
       );
       answer = claim ?? (await sendOnce(paymentId, stored, giveUpAt));
-      if (!claim) await keepTheAnswer(() => keepInitiationAnswer(database, paymentId, runId, answer));
+      if (!claim) {
+        const transactionId = transactionToBind(answer);
+        bound = await keepTheAnswer(() => keepInitiationAnswer(database, paymentId, runId, answer, transactionId));
+      }
     } finally {
       clearInterval(heartbeats);
     }
@@ -116,7 +121,9 @@ export function createPaymentActivities({
     if (providerState(ack.statusCode) === 'failed') {
       throw verdictFailure('rejected', { code: ack.statusCode, message: ack.message || 'refused by the provider' });
     }
-    if (ack.transactionId !== null) await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
+    if (ack.transactionId !== null && bound !== paymentId) {
+      await bindOrRefuse(database, ack.transactionId, paymentId, 'unknown');
+    }
     return signedResult(signingKeys, 'initiation-result', ack, resultId);
   }
 
@@ -361,12 +368,19 @@ async function claimTheInitiation(
  * Keeps the answer for a later execution of the run, tried for a moment: without it that execution's outcome is only
  * unknown (reconciled), never a second request, so the payment does not wait longer for it.
  */
-async function keepTheAnswer(keep: () => Promise<void>): Promise<void> {
-  await patiently(keep, Date.now() + RETRY_UNREACHABLE_MS * 2).catch((err: unknown) => {
+async function keepTheAnswer<T>(keep: () => Promise<T>): Promise<T | undefined> {
+  return await patiently(keep, Date.now() + RETRY_UNREACHABLE_MS * 2).catch((err: unknown) => {
     Context.current().log.warn('initiation answer not kept: a second execution of this run would reconcile', {
       error: err instanceof Error ? err.message : String(err),
     });
+    return undefined;
   });
+}
+
+/** The transaction an acknowledgement binds to its payment: none for a refusal, or an acknowledgement that failed. */
+function transactionToBind(answer: InitiationAnswer): string | null {
+  if ('refusal' in answer || providerState(answer.ack.statusCode) === 'failed') return null;
+  return answer.ack.transactionId;
 }
 
 /** A definite failure: the card data cannot be had, so nothing was (or ever will be) sent upstream. */

@@ -224,17 +224,38 @@ export async function claimInitiation<T>(
   return { held: false, earlierAnswer: claim?.run_id === runId ? (claim.answer ?? undefined) : undefined };
 }
 
-/** Keeps what the provider answered the initiation a run claimed, for another execution of that run to answer again. */
+// The answer kept and the transaction bound in one round trip, on the first workflow task's path; as in
+// BIND_TRANSACTION, the second branch answers a binding made before (the snapshot does not see the first's insert).
+const KEEP_INITIATION_ANSWER = `
+WITH kept AS (
+  INSERT INTO initiation_answers (payment_id, run_id, answer) VALUES ($1, $2, $3) ON CONFLICT (payment_id) DO NOTHING
+), inserted AS (
+  INSERT INTO provider_transactions (transaction_id, payment_id) SELECT $4::text, $1 WHERE $4::text IS NOT NULL
+  ON CONFLICT (transaction_id) DO NOTHING RETURNING payment_id
+)
+SELECT payment_id FROM inserted
+UNION ALL
+SELECT payment_id FROM provider_transactions WHERE transaction_id = $4::text`;
+
+/**
+ * Keeps what the provider answered the initiation a run claimed, for another execution of that run to answer again,
+ * and binds the transaction it names (`transactionId`, as bindTransaction) in the same statement: answers the payment
+ * that transaction is bound to (maybe another), or null when there is none to bind.
+ */
 export async function keepInitiationAnswer<T>(
   db: Queryable,
   paymentId: string,
   runId: string,
   answer: T,
-): Promise<void> {
-  await db.query(
-    'INSERT INTO initiation_answers (payment_id, run_id, answer) VALUES ($1, $2, $3) ON CONFLICT (payment_id) DO NOTHING',
-    [paymentId, runId, JSON.stringify(answer)],
-  );
+  transactionId: string | null,
+): Promise<string | null> {
+  const { rows } = await db.query<{ payment_id: string }>(KEEP_INITIATION_ANSWER, [
+    paymentId,
+    runId,
+    JSON.stringify(answer),
+    transactionId,
+  ]);
+  return transactionId === null ? null : await boundPayment(db, transactionId, rows);
 }
 
 const KEEP_FIRST_ANSWER = `
@@ -255,13 +276,16 @@ export interface ConfirmationKey {
 
 /** Keeps the first status answer given under `key` and answers it: this one, or the one kept before. */
 export async function keepFirstAnswer<T>(db: Queryable, key: ConfirmationKey, answer: T): Promise<T> {
-  const { rows } = await db.query<{ answer: T }>(KEEP_FIRST_ANSWER, [
-    key.paymentId,
-    key.runId,
-    key.transactionId ?? '',
-    JSON.stringify(answer),
-  ]);
-  return rows.length > 0 ? (rows[0] as { answer: T }).answer : answer;
+  const values = [key.paymentId, key.runId, key.transactionId ?? ''];
+  const { rows } = await db.query<{ answer: T }>(KEEP_FIRST_ANSWER, [...values, JSON.stringify(answer)]);
+  if (rows[0]) return rows[0].answer;
+  // Kept by a concurrent execution that committed while this statement waited for it: a new statement sees it.
+  const kept = await db.query<{ answer: T }>(
+    'SELECT answer FROM confirmation_answers WHERE payment_id = $1 AND run_id = $2 AND transaction_id = $3',
+    values,
+  );
+  if (!kept.rows[0]) throw new Error(`the answer kept for payment ${key.paymentId} vanished while it was read`);
+  return kept.rows[0].answer;
 }
 
 const BIND_TRANSACTION = `
@@ -276,7 +300,21 @@ SELECT payment_id FROM provider_transactions WHERE transaction_id = $1`;
 /** Binds a provider transaction to a payment, once and for good; answers the payment it is bound to (maybe another). */
 export async function bindTransaction(db: Queryable, transactionId: string, paymentId: string): Promise<string> {
   const { rows } = await db.query<{ payment_id: string }>(BIND_TRANSACTION, [transactionId, paymentId]);
-  return rows[0]?.payment_id ?? paymentId;
+  return await boundPayment(db, transactionId, rows);
+}
+
+/**
+ * The payment a binding statement answered; none when another payment's binding, committed while the statement
+ * waited for it, is not in the statement's snapshot: a new statement reads it.
+ */
+async function boundPayment(db: Queryable, transactionId: string, rows: { payment_id: string }[]): Promise<string> {
+  if (rows[0]) return rows[0].payment_id;
+  const bound = await db.query<{ payment_id: string }>(
+    'SELECT payment_id FROM provider_transactions WHERE transaction_id = $1',
+    [transactionId],
+  );
+  if (!bound.rows[0]) throw new Error(`the binding of transaction ${transactionId} vanished while it was read`);
+  return bound.rows[0].payment_id;
 }
 
 /**
