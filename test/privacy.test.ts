@@ -190,9 +190,10 @@ describe('nothing personal in plain text in Temporal or the logs', () => {
       });
       const description = Buffer.from(
         temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse.encode(described).finish(),
-      );
-      for (const secret of forbidden)
-        assert.equal(description.indexOf(secret), -1, `${id}: "${secret}" in memo/search`);
+      ).toString('latin1');
+      // As in the history, a number counts only on its own: the response's hex ids and binary fields hold any four
+      // digits by chance (a run found the CVV's so).
+      for (const secret of forbidden) assert.ok(!leaks(description, secret), `${id}: "${secret}" in memo/search`);
     }
     for (const history of histories.values()) {
       const memo = history.events?.[0]?.workflowExecutionStartedEventAttributes?.memo?.fields?.fingerprint;
