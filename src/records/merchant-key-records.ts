@@ -24,8 +24,6 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-/** A pool, or a client inside a transaction. */
-
 /** Tells the servers and relays that merchants, keys or endpoints changed (on commit, inside a transaction). */
 export async function announceMerchantChange(db: Queryable): Promise<void> {
   await db.query(`NOTIFY ${MERCHANT_CHANNEL}`);

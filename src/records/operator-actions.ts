@@ -31,8 +31,6 @@ export interface OperatorAction {
   outcome: string;
 }
 
-/** A pool, or a client inside a transaction. */
-
 const INSERT_ACTION = `
 INSERT INTO operator_actions (operator, action, subject_id, merchant_id, detail, outcome)
 VALUES ($1, $2, $3,

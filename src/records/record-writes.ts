@@ -4,8 +4,6 @@ import type { PaymentResource } from '../domain/payment-model';
 import type { Queryable } from './database';
 import { WAKE_RELAYS, eventsInsert } from './notification-outbox';
 
-/** A pool, or a client inside a transaction. */
-
 export interface PaymentRecord {
   resource: PaymentResource;
   merchantId: string;
