@@ -63,7 +63,8 @@ async function main(): Promise<number> {
     await twinWorker.stop();
     const waiting = await waitingPhase(stack, settings, settings.BENCH_CLIENTS);
     const batch = await batchPhase(stack, settings);
-    const creditRate = await creditPhase(stack, settings);
+    const credit = await creditPhase(stack, settings);
+    const creditRate = credit.rate;
     const cost = await costPhase(stack, settings, twinCosts);
     const costEvents = callbackAfterAck(cost);
     const cpuRatio = full.cpu.total / twin.cpu.total;
@@ -72,7 +73,7 @@ async function main(): Promise<number> {
     const twinP50 = percentile(twin.serial, 0.5);
     const fullP50 = percentile(full.serial, 0.5);
     const cbP99 = percentile(open.callbackToRecord, 0.99);
-    const expectedFailed = Math.ceil(batch.items / 10);
+    const { expectedFailed } = batch;
     const figures: Figure[] = [
       { name: 'twin rate (closed loop)', value: `${fixed(twin.rate, 1)} /s` },
       { name: 'full-stack rate (closed loop)', value: `${fixed(full.rate, 1)} payments/s` },
@@ -169,7 +170,7 @@ async function main(): Promise<number> {
         met: waiting.peakMb <= 300,
       },
       {
-        name: `batch: ${batch.items} items`,
+        name: `batch: ${batch.items} items${batch.batches > 1 ? ` in ${batch.batches} batches at once` : ''}`,
         value: `${fixed(batchRate, 1)} items/s (${fixed(batch.seconds)} s)`,
       },
       {
@@ -178,6 +179,14 @@ async function main(): Promise<number> {
         target: '≥ 0.8',
         met: batchRate / creditRate >= 0.8,
       },
+      {
+        name: 'CPU ms per batch item / per single credit (all processes)',
+        value: `${fixed(batch.cpu.total, 1)} / ${fixed(credit.cpu.total, 1)}`,
+      },
+      ...Object.entries(batch.cpu.byProcess).map(([process, ms]) => ({
+        name: `  ${process}`,
+        value: `${fixed(ms, 1)} / ${fixed(credit.cpu.byProcess[process] ?? Number.NaN, 1)}`,
+      })),
       {
         name: `batch: peak worker RSS${perWorker}`,
         value: `${fixed(batch.peakMb)} MB`,

@@ -46,6 +46,9 @@ it('npm run bench runs every phase through the real stack and prints its figures
   assert.match(output, /worker RSS, 20 waiting \(peak\)\s+\d+ MB\s+≤ 300 MB\s+(met|NOT MET)/);
   assert.match(output, /batch: 40 items\s+[\d.]+ items\/s/);
   assert.match(output, /batch \/ single bank credits \([\d.]+\/s, 10 clients\)\s+[\d.]+\s+≥ 0\.8\s+(met|NOT MET)/);
+  // CPU per item beside a single credit's: when both keep the cores busy, the batch's ratio is theirs.
+  const batchCpu = /CPU ms per batch item \/ per single credit \(all processes\)\s+([\d.]+) \/ ([\d.]+)/.exec(output);
+  assert.ok(batchCpu && Number(batchCpu[1]) > 0 && Number(batchCpu[2]) > 0, batchCpu?.[0] ?? 'no batch CPU line');
   assert.match(output, /history events per payment, open loop \(median\) \/ twin\s+\d+ \/ \d+/);
   // The cost phase (g): each type and scenario beside the twin, against the targets.
   assert.match(

@@ -24,8 +24,11 @@ export interface BenchCluster {
   stop(): Promise<void>;
 }
 
-/** Starts PostgreSQL, temporal-server and the Web UI server in a fresh temporary directory; `broken` if it dies. */
-export async function startBenchCluster(broken: (what: string) => void): Promise<BenchCluster> {
+/**
+ * Starts PostgreSQL, temporal-server (with `historyShards`) and the Web UI server in a fresh temporary directory;
+ * `broken` if it dies.
+ */
+export async function startBenchCluster(historyShards: number, broken: (what: string) => void): Promise<BenchCluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
   // PostgreSQL runs as its own OS user when the bench runs as root: it must reach its directory.
   chmodSync(dataDir, 0o755);
@@ -35,6 +38,7 @@ export async function startBenchCluster(broken: (what: string) => void): Promise
   const cluster = await startCluster({
     dataDir,
     namespace: 'default',
+    historyShards,
     log: (line) => log(`  cluster: ${line}`),
     output: (line) => {
       output.push(line);
@@ -50,7 +54,9 @@ export async function startBenchCluster(broken: (what: string) => void): Promise
   });
   const config = readFileSync(join(dataDir, 'cluster', 'temporal-server.yaml'), 'utf8');
   const shards = /^\s*numHistoryShards:\s*(\d+)\s*$/m.exec(config)?.[1];
-  if (!shards) throw new Error('no numHistoryShards in the configuration the launcher wrote');
+  if (Number(shards) !== historyShards) {
+    throw new Error(`the launcher wrote numHistoryShards ${shards ?? 'none'}, not the ${historyShards} asked for`);
+  }
   return {
     address: cluster.address,
     databaseUrl: cluster.databaseUrl,

@@ -67,7 +67,10 @@ export interface BenchStack {
  * BENCH_CLUSTER, on a real cluster it starts first (as `npm run cluster` does), each process with its own profile.
  */
 export async function startStack(
-  settings: Pick<BenchSettings, 'BENCH_CONCURRENCY' | 'BENCH_CLUSTER' | 'BENCH_WORKERS'>,
+  settings: Pick<
+    BenchSettings,
+    'BENCH_CONCURRENCY' | 'BENCH_BATCHES' | 'BENCH_CLUSTER' | 'BENCH_WORKERS' | 'BENCH_SHARDS'
+  >,
 ): Promise<BenchStack> {
   let built: BuiltStack | undefined;
   const encryptionKeys = generateKeyEntry('bench');
@@ -76,7 +79,8 @@ export async function startStack(
     log(`BROKEN: ${what}; stopping`);
     void (built?.stop() ?? Promise.resolve()).then(() => cluster?.stop()).finally(() => process.exit(1));
   };
-  const cluster = settings.BENCH_CLUSTER === 'true' ? await startBenchCluster(broken) : undefined;
+  const cluster =
+    settings.BENCH_CLUSTER === 'true' ? await startBenchCluster(settings.BENCH_SHARDS, broken) : undefined;
   const nodeArgs = (name: string) => (process.env[name] ?? '').split(' ').filter(Boolean);
   try {
     built = await buildStack({
@@ -116,7 +120,8 @@ export async function startStack(
           MERCHANT_API_KEYS: `bench:${MERCHANT_KEY}`,
           OPERATOR_API_KEYS: `bench:${OPERATOR_KEY}`,
           FINGERPRINT_SECRET: 'bench-fingerprint-secret-0123456789abcdef',
-          BATCH_CONCURRENCY: String(settings.BENCH_CONCURRENCY),
+          // Batches run at once share the concurrency: as many items in flight as single credits have clients.
+          BATCH_CONCURRENCY: String(settings.BENCH_CONCURRENCY / settings.BENCH_BATCHES),
           // The benchmark measures the stack, not the rate limit: its one merchant makes every request.
           MERCHANT_RATE_LIMITS: '*:0',
           // The waiting phase's payments get no callback: they must still be waiting when the worker is measured.

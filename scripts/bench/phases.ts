@@ -308,9 +308,15 @@ export async function waitingPhase(
 
 export interface BatchResult {
   items: number;
+  /** The batches the items were split over. */
+  batches: number;
   succeeded: number;
   failed: number;
+  /** How many items the sandbox fails by design. */
+  expectedFailed: number;
   seconds: number;
+  /** CPU per item, from the batches' creation to their completion. */
+  cpu: CpuPer;
   peakMb: number;
   runs: number;
   maxEvents: number;
@@ -331,16 +337,24 @@ function batchBody(reference: string, items: number) {
   };
 }
 
+export interface CreditResult {
+  rate: number;
+  /** CPU per credit over the whole loop (warm-up included), by process. */
+  cpu: CpuPer;
+}
+
 /**
  * (f′) Single bank credits, as many clients as the batch's concurrency, callbacks 200 ms after: the rate a batch of
  * the same concurrency is compared with.
  */
-export async function creditPhase(stack: BenchStack, settings: BenchSettings): Promise<number> {
+export async function creditPhase(stack: BenchStack, settings: BenchSettings): Promise<CreditResult> {
   const clients = settings.BENCH_CONCURRENCY;
   log(
     `(f′) single bank credits: ${clients} clients in a closed loop, callbacks 200 ms after (the batch's rate to match)`,
   );
   stack.sandbox.setCallbackDelay(200);
+  const meter = new CpuMeter(stack.cpu);
+  meter.start();
   try {
     const closed = await closedLoop(
       'credits',
@@ -351,35 +365,62 @@ export async function creditPhase(stack: BenchStack, settings: BenchSettings): P
         await paymentToFinalStatus(stack, 'credit');
       },
     );
+    const cpu = meter.per(closed.completed);
     log(`  single bank credits: ${closed.rate.toFixed(1)}/s with ${clients} clients, ${latencyLine(closed.latencies)}`);
-    return closed.rate;
+    log(`  ${cpuLine(cpu, 'credit')}`);
+    return { rate: closed.rate, cpu };
   } finally {
     stack.sandbox.setCallbackDelay(0);
   }
 }
 
-/** (f) One payout batch through the stack: items per second, peak worker RSS, its runs' history lengths. */
+/**
+ * (f) One payout batch through the stack, or its items split over BENCH_BATCHES batches run at once: items per second,
+ * peak worker RSS, the runs' history lengths.
+ */
 export async function batchPhase(stack: BenchStack, settings: BenchSettings): Promise<BatchResult> {
   const items = settings.BENCH_ITEMS;
-  log(`(f) one payout batch of ${items} items at concurrency ${settings.BENCH_CONCURRENCY}, callbacks 200 ms after`);
+  const count = settings.BENCH_BATCHES;
+  const concurrency = settings.BENCH_CONCURRENCY / count;
+  log(
+    count === 1
+      ? `(f) one payout batch of ${items} items at concurrency ${concurrency}, callbacks 200 ms after`
+      : `(f) ${items} items in ${count} payout batches at once, each at concurrency ${concurrency}, callbacks 200 ms after`,
+  );
   stack.sandbox.setCallbackDelay(200);
   const sampler = new RssSampler(stack.workerPids);
+  const meter = new CpuMeter(stack.cpu);
+  meter.start();
   try {
-    const created = await stack.api<BatchProgress>(
-      'POST',
-      '/v1/payout-batches',
-      batchBody(`bench-${Date.now()}`, items),
+    const sizes = Array.from({ length: count }, (_, k) => Math.floor(items / count) + (k < items % count ? 1 : 0));
+    const stamp = Date.now();
+    let batches = await Promise.all(
+      sizes.map(async (size, k) => {
+        const created = await stack.api<BatchProgress>(
+          'POST',
+          '/v1/payout-batches',
+          batchBody(`bench-${stamp}-${k + 1}`, size),
+        );
+        if (created.status !== 201) throw new Error(`a batch was refused: ${JSON.stringify(created.body)}`);
+        return created.body;
+      }),
     );
-    if (created.status !== 201) throw new Error(`the batch was refused: ${JSON.stringify(created.body)}`);
     const accepted = Date.now();
-    let batch = created.body;
     let lastPrint = 0;
-    while (batch.status !== 'completed') {
+    while (batches.some((batch) => batch.status !== 'completed')) {
       await new Promise((r) => setTimeout(r, 1000));
-      const polled = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`);
-      if (polled.status !== 200) continue; // a busy worker may miss a query deadline; ask again
-      batch = polled.body;
-      const done = items - batch.items.not_started.count - batch.items.in_flight.count;
+      batches = await Promise.all(
+        batches.map(async (batch) => {
+          if (batch.status === 'completed') return batch;
+          const polled = await stack.api<BatchProgress>('GET', `/v1/payout-batches/${batch.id}`);
+          // A busy worker may miss a query deadline: asked again next time.
+          return polled.status === 200 ? polled.body : batch;
+        }),
+      );
+      const done = batches.reduce(
+        (sum, b) => sum + b.total.count - b.items.not_started.count - b.items.in_flight.count,
+        0,
+      );
       if (Date.now() - lastPrint >= 10_000) {
         lastPrint = Date.now();
         const rate = done / ((Date.now() - accepted) / 1000);
@@ -387,17 +428,24 @@ export async function batchPhase(stack: BenchStack, settings: BenchSettings): Pr
       }
     }
     const seconds = (Date.now() - accepted) / 1000;
+    const cpu = meter.per(items);
     let runs = 0;
     let maxEvents = 0;
-    for await (const run of stack.client.workflow.list({ query: `WorkflowId = "${batch.id}"` })) {
-      runs += 1;
-      maxEvents = Math.max(maxEvents, run.historyLength);
+    for (const batch of batches) {
+      for await (const run of stack.client.workflow.list({ query: `WorkflowId = "${batch.id}"` })) {
+        runs += 1;
+        maxEvents = Math.max(maxEvents, run.historyLength);
+      }
     }
     const result = {
       items,
-      succeeded: batch.items.succeeded.count,
-      failed: batch.items.failed.count,
+      batches: count,
+      succeeded: batches.reduce((sum, b) => sum + b.items.succeeded.count, 0),
+      failed: batches.reduce((sum, b) => sum + b.items.failed.count, 0),
+      // One item in ten of each batch fails (batchBody).
+      expectedFailed: sizes.reduce((sum, size) => sum + Math.ceil(size / 10), 0),
       seconds,
+      cpu,
       peakMb: sampler.peak,
       runs,
       maxEvents,
@@ -405,6 +453,7 @@ export async function batchPhase(stack: BenchStack, settings: BenchSettings): Pr
     log(
       `  ${items} items in ${seconds.toFixed(0)} s (${(items / seconds).toFixed(1)} items/s), peak worker RSS ${sampler.peak.toFixed(0)} MB`,
     );
+    log(`  ${cpuLine(cpu, 'item')}`);
     return result;
   } finally {
     sampler.stop();

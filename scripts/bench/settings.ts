@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HISTORY_SHARDS } from '../../src/local/temporal-server-config';
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
@@ -22,6 +23,8 @@ const benchSchema = z.object({
   /** Payout batch items (`--batch-items N` too), and the batch's concurrency. */
   BENCH_ITEMS: count(2_000),
   BENCH_CONCURRENCY: count(50),
+  /** The batch's items split over this many batches run at once (`--batches N`), BENCH_CONCURRENCY shared among them. */
+  BENCH_BATCHES: z.coerce.number().int().min(1).default(1),
   /** Measured seconds of single bank credits by BENCH_CONCURRENCY clients: the rate the batch is compared with. */
   BENCH_CREDIT_SECONDS: count(30),
   /**
@@ -33,16 +36,24 @@ const benchSchema = z.object({
   BENCH_CLUSTER: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
   /** Payment worker processes (`--workers N`). */
   BENCH_WORKERS: z.coerce.number().int().min(1).default(1),
+  /** The real cluster's history shards (`--shards N`), `npm run cluster`'s by default. */
+  BENCH_SHARDS: z.coerce.number().int().min(1).default(HISTORY_SHARDS),
 });
 
 export type BenchSettings = z.infer<typeof benchSchema>;
 
 /** Command-line flags that take a value, and the setting each one sets. */
-const VALUE_FLAGS = { '--batch-items': 'BENCH_ITEMS', '--workers': 'BENCH_WORKERS' } as const;
+const VALUE_FLAGS = {
+  '--batch-items': 'BENCH_ITEMS',
+  '--batches': 'BENCH_BATCHES',
+  '--workers': 'BENCH_WORKERS',
+  '--shards': 'BENCH_SHARDS',
+} as const;
 
 /**
  * The benchmark's settings from the environment and the command line (`--batch-items N` for BENCH_ITEMS,
- * `--workers N` for BENCH_WORKERS, `--cluster` for BENCH_CLUSTER=true); a bad value names its variable.
+ * `--batches N` for BENCH_BATCHES, `--workers N` for BENCH_WORKERS, `--shards N` for BENCH_SHARDS, `--cluster` for
+ * BENCH_CLUSTER=true); a bad value names its variable.
  */
 export function benchSettings(env: NodeJS.ProcessEnv, argv: readonly string[] = []): BenchSettings {
   const given: Record<string, string | undefined> = { ...env };
@@ -53,10 +64,21 @@ export function benchSettings(env: NodeJS.ProcessEnv, argv: readonly string[] = 
       const value = argv[++i];
       if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a number`);
       given[VALUE_FLAGS[arg as keyof typeof VALUE_FLAGS]] = value;
-    } else throw new Error(`unknown argument ${arg} (--cluster, --workers N, --batch-items N)`);
+    } else
+      throw new Error(`unknown argument ${arg} (--cluster, --workers N, --shards N, --batch-items N, --batches N)`);
   }
   const parsed = benchSchema.safeParse(given);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new Error(`${String(issue?.path[0])}: ${issue?.message ?? 'invalid'}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${String(issue?.path[0])}: ${issue?.message ?? 'invalid'}`);
+  }
+  const settings = parsed.data;
+  if (given.BENCH_SHARDS !== undefined && settings.BENCH_CLUSTER !== 'true') {
+    throw new Error("BENCH_SHARDS: history shards are a real cluster's (--cluster); the dev server has one");
+  }
+  if (settings.BENCH_CONCURRENCY % settings.BENCH_BATCHES !== 0) {
+    throw new Error('BENCH_BATCHES: must divide BENCH_CONCURRENCY, so that the batches hold that many items in flight');
+  }
+  if (settings.BENCH_ITEMS < settings.BENCH_BATCHES) throw new Error('BENCH_BATCHES: more batches than BENCH_ITEMS');
+  return settings;
 }

@@ -26,6 +26,8 @@ export interface ClusterOptions {
   frontendPort?: number;
   /** Web UI port; a free one when absent. */
   uiPort?: number;
+  /** numHistoryShards of a new data directory (HISTORY_SHARDS when absent); temporal-server refuses another later. */
+  historyShards?: number;
   /** Progress, one line a step. */
   log: (line: string) => void;
   /** The processes' own output, line by line, prefixed with their names. */
@@ -146,7 +148,11 @@ async function startTemporalServer(
   const dynamicConfigFile = join(dir, 'dynamic-config.yaml');
   writeFileSync(dynamicConfigFile, DYNAMIC_CONFIG);
   // It holds the database password.
-  writeFileSync(configFile, temporalServerConfig(postgres, ports, dynamicConfigFile, auth.jwksFile), { mode: 0o600 });
+  writeFileSync(
+    configFile,
+    temporalServerConfig(postgres, ports, dynamicConfigFile, auth.jwksFile, options.historyShards),
+    { mode: 0o600 },
+  );
   chmodSync(configFile, 0o600);
   const server = startManaged(
     'temporal-server',

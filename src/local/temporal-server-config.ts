@@ -16,7 +16,10 @@ export const TEMPORAL_SERVICES: readonly TemporalService[] = [
   'worker',
 ];
 
-/** History shards: fixed when the database is first used, so never changed for a data directory. */
+/**
+ * History shards of `npm run cluster` and compose: fixed when the database is first used, so never changed for a data
+ * directory (the bench's cluster, new each run, takes another with `--shards N`).
+ */
 export const HISTORY_SHARDS = 4;
 
 /**
@@ -30,13 +33,14 @@ export const TEMPORAL_AUTHORIZER = 'worker';
  * (postgres12 plugin), every service in one process on loopback, no TLS (loopback only). The frontend authorizes
  * every call with the default JWT claim mapper and the worker authorizer (TEMPORAL_AUTHORIZER), against the keys in
  * `jwksFile`; the system workers go through the internal frontend, which trusts its callers (loopback, like history
- * and matching).
+ * and matching). `historyShards` only for a new database: one already used keeps the count it was made with.
  */
 export function temporalServerConfig(
   postgres: Postgres,
   ports: TemporalPorts,
   dynamicConfigFile: string,
   jwksFile: string,
+  historyShards = HISTORY_SHARDS,
 ): string {
   const store = (database: string, conns: number) => `
       sql:
@@ -68,7 +72,7 @@ log:
 persistence:
   defaultStore: postgres-default
   visibilityStore: postgres-visibility
-  numHistoryShards: ${HISTORY_SHARDS}
+  numHistoryShards: ${historyShards}
   datastores:
     postgres-default:${store('temporal', 20)}
     postgres-visibility:${store('temporal_visibility', 4)}
