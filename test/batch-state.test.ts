@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BatchInput } from '../src/domain/batch-model';
+import { itemResultRefusal } from '../src/domain/batch-model';
+import { parseKeyring } from '../src/crypto/keyring';
+import { signMessage } from '../src/crypto/signing';
 import { BatchState } from '../src/workflows/batch-state';
 
 const input: BatchInput = {
@@ -144,5 +147,21 @@ describe('BatchState', () => {
     expired.expire(now);
     assert.equal(expired.status, 'expired');
     assert.deepEqual(expired.progress().approvals, []);
+  });
+
+  it("counts an item's result only as that item's outcome, signed by a worker for this batch", () => {
+    const keys = parseKeyring(`sign-1:${Buffer.alloc(32, 9).toString('base64')}`);
+    const scope = { namespace: 'default', taskQueue: 'payments', now };
+    const batch = { workflowId: input.batchId, ...scope };
+    const report = (paymentId: string, kind: 'batch-item-report' | 'batch-control' = 'batch-item-report') =>
+      signMessage(keys, kind, input.batchId, { paymentId, status: 'succeeded' }, scope);
+    assert.equal(itemResultRefusal(report('i1'), 'i1', batch), undefined);
+    assert.match(itemResultRefusal(report('i2'), 'i1', batch) ?? '', /it reports i2, not i1/);
+    assert.match(itemResultRefusal(report('i1', 'batch-control'), 'i1', batch) ?? '', /not a batch-item-report/);
+    assert.match(itemResultRefusal(report('i1'), 'i1', { ...batch, workflowId: 'batch-other' }) ?? '', /signed for/);
+    assert.match(itemResultRefusal({ paymentId: 'i1', status: 'succeeded' }, 'i1', batch) ?? '', /not signed/);
+    assert.match(itemResultRefusal({ unverified: 'bad mac' }, 'i1', batch) ?? '', /does not verify/);
+    const later = { ...batch, now: new Date(now.getTime() + 24 * 3_600_000) };
+    assert.match(itemResultRefusal(report('i1'), 'i1', later) ?? '', /expired/);
   });
 });

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { PaymentActivities } from '../src/activities/payment-activities';
+import { returnedPayment } from '../src/domain/batch-model';
 import type { RecordActivities } from '../src/activities/record-activities';
 import { signedResult } from '../src/activities/signed-results';
 import { parseKeyring } from '../src/crypto/keyring';
@@ -108,7 +109,7 @@ describe("a callback's confirmation and the settlement it records", () => {
         what: 'the second callback heard while the confirmation runs',
       });
       release();
-      const result = await handle.result();
+      const result = returnedPayment(await handle.result());
       const [settlement] = settlements;
       assert.ok(settlement);
       assert.equal(result.status, 'succeeded', 'the confirmed callback settles');

@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PaymentActivities, StatusCheckInput } from '../src/activities/payment-activities';
+import { returnedPayment } from '../src/domain/batch-model';
 import type { RecordActivities } from '../src/activities/record-activities';
 import type { PaymentRecord } from '../src/records/record-writes';
 import { FailureTypes } from '../src/domain/payment-model';
@@ -161,7 +162,7 @@ describe('payment workflow (time-skipping)', () => {
         args: [resolution('ts-review', 'succeeded', 'seen on the provider portal', 'ops')],
       });
       assert.equal(resolved.status, 'succeeded');
-      const result = await handle.result();
+      const result = returnedPayment(await handle.result());
       assert.equal(result.status, 'succeeded');
       assert.ok(result.events.some((e) => e.type === 'resolved' && e.message?.includes('ops')));
     });
@@ -184,7 +185,7 @@ describe('payment workflow (time-skipping)', () => {
         callbackSignal,
         callback('ts-late', { state: 'failed', statusCode: '0', message: 'expired' }),
       );
-      const result = await handle.result();
+      const result = returnedPayment(await handle.result());
       assert.equal(result.status, 'failed');
       assert.equal(result.failure?.message, 'expired');
     });
@@ -213,11 +214,13 @@ describe('payment workflow (time-skipping)', () => {
       ),
     };
     await withWorker(activities, async (taskQueue) => {
-      const result = await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
-        taskQueue,
-        workflowId: 'ts-unknown',
-        args: [await input('ts-unknown')],
-      });
+      const result = returnedPayment(
+        await env.client.workflow.execute<typeof paymentWorkflow>(PAYMENT_WORKFLOW, {
+          taskQueue,
+          workflowId: 'ts-unknown',
+          args: [await input('ts-unknown')],
+        }),
+      );
       assert.equal(result.status, 'succeeded');
       assert.equal(initiations, 1);
       assert.equal(result.provider.transaction_id, '77');
@@ -277,7 +280,7 @@ describe('payment workflow (time-skipping)', () => {
       // Once the provider agrees, the same kind of callback settles the payment.
       providerSays = 'succeeded';
       await handle.signal(callbackSignal, callback(id, { amount: null }));
-      const result = await handle.result();
+      const result = returnedPayment(await handle.result());
       assert.equal(result.status, 'succeeded');
       assert.ok(result.events.some((e) => e.type === 'callback_confirmed'));
     });
@@ -310,7 +313,7 @@ describe('payment workflow (time-skipping)', () => {
         });
         await env.sleep(1000);
         await handle.signal(callbackSignal, callback(id, {}));
-        const result = await handle.result();
+        const result = returnedPayment(await handle.result());
         const [settlement] = settlements;
         assert.equal(settlements.length, 1, 'one confirmation, handed the settlement if it agrees');
         assert.equal(settlement?.resource.status, 'succeeded');

@@ -8,6 +8,7 @@ import { temporal } from '@temporalio/proto';
 import type { Payload } from '@temporalio/common';
 import type { BatchProgress, ItemSettled } from '../src/domain/batch-model';
 import type { BatchCarry } from '../src/domain/batch-progress';
+import { isSigned } from '../src/domain/signed';
 import type { Signed } from '../src/domain/signed';
 import type { PaymentResource } from '../src/domain/payment-model';
 import { itemSettledSignal } from '../src/workflows/definitions';
@@ -91,7 +92,7 @@ async function unsettledItems(body: ReturnType<typeof batchBody>): Promise<strin
  */
 async function reportTrail(
   batchId: string,
-): Promise<{ matched: number; lost: number; text: string; carriedNonces: number }> {
+): Promise<{ matched: number; byResult: number; lost: number; text: string; carriedNonces: number }> {
   const converter = client.options.loadedDataConverter;
   const decoded = async (payloads: Payload[] | null | undefined): Promise<unknown[]> => {
     let plain = payloads ?? [];
@@ -101,6 +102,7 @@ async function reportTrail(
   const lines: string[] = [];
   let lost = 0;
   let matched = 0;
+  let byResult = 0;
   let carriedNonces = 0;
   const runs: string[] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = "${batchId}"` })) runs.push(run.runId);
@@ -115,11 +117,17 @@ async function reportTrail(
     for (const [index, e] of events.entries()) {
       const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
       if (child) inFlight.add(child);
+      // Reports arrive signed, by signal or as an item's result: the report is the message's body.
       const signal = e.workflowExecutionSignaledEventAttributes;
-      if (signal?.signalName === itemSettledSignal.name) {
-        // Reports arrive signed: the report is the message's body.
-        const report = ((await decoded(signal.input?.payloads)) as (Signed<ItemSettled> | undefined)[])[0]?.body;
-        if (report && inFlight.delete(report.paymentId)) reportedAt.set(report.paymentId, index);
+      const payloads =
+        signal?.signalName === itemSettledSignal.name
+          ? signal.input?.payloads
+          : e.childWorkflowExecutionCompletedEventAttributes?.result?.payloads;
+      const [report] = await decoded(payloads);
+      if (isSigned(report)) {
+        const { paymentId } = (report as Signed<ItemSettled>).body;
+        if (inFlight.delete(paymentId)) reportedAt.set(paymentId, index);
+        if (!signal) byResult += 1;
       }
     }
     const last = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
@@ -144,7 +152,7 @@ async function reportTrail(
       lines.push(`  ${id} reported at event ${at + 1}; from 8 events before to the end: ${around.join(', ')}`);
     }
   }
-  return { matched, lost, text: lines.join('\n'), carriedNonces };
+  return { matched, byResult, lost, text: lines.join('\n'), carriedNonces };
 }
 
 // Beside the other files (scripts/test.ts), on a loaded machine: about a minute alone, more when they are busy.
@@ -241,9 +249,11 @@ it(
     // A report that never arrived is the item check's to find (BATCH_ITEM_CHECK_INTERVAL); the output tells.
     const trail = await reportTrail(id);
     process.stdout.write(
-      `# ${ITEMS} items, ${runs.length} batch runs; reports received for an item in flight ${trail.matched}, not carried by their run ${trail.lost} (the next run asks after them); at most ${trail.carriedNonces} nonces carried\n`,
+      `# ${ITEMS} items, ${runs.length} batch runs; reports received for an item in flight ${trail.matched} (${trail.byResult} as its result), not carried by their run ${trail.lost} (the next run asks after them); at most ${trail.carriedNonces} nonces carried\n`,
     );
     if (trail.lost > 0) process.stdout.write(`# ${trail.text.split('\n').join('\n# ')}\n`);
+    // Items return their outcome to the run that started them (patch batch-item-outcome-by-result).
+    assert.ok(trail.byResult > 0, 'no item returned its outcome as its result');
     // An outcome report's nonce is not carried (the tally refuses a repeat): no run hands on one per item.
     assert.ok(trail.carriedNonces < 20, `a continued run carried ${trail.carriedNonces} nonces`);
   },

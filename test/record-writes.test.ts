@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPaymentActivities } from '../src/activities/payment-activities';
+import { returnedPayment } from '../src/domain/batch-model';
 import { parseKeyring } from '../src/crypto/keyring';
 import { signMessage } from '../src/crypto/signing';
 import type { Signed } from '../src/domain/signed';
@@ -415,7 +416,7 @@ describe('a payment while PostgreSQL is down', () => {
       });
       await new Promise((r) => setTimeout(r, 2000));
       own.postgres = await startPostgres(own.dataDir!, postgres.port, () => undefined);
-      const final = await handle.result();
+      const final = returnedPayment(await handle.result());
       assert.equal(final.status, 'succeeded');
       assert.deepEqual(await recorded(), final, 'the record is the final state: no write was lost');
     } finally {

@@ -1,5 +1,6 @@
-import type { BatchItemOrder, PaymentTiming } from './payment-model';
-import type { Signed } from './signed';
+import type { BatchItemOrder, PaymentResource, PaymentTiming } from './payment-model';
+import { isSigned, messageRefusal } from './signed';
+import type { MessageTarget, Signed } from './signed';
 import type { z } from 'zod';
 import type { BatchProgressShape, tallySchema } from './api-resources';
 import type { HaltRules } from './halt-watch';
@@ -100,6 +101,34 @@ export interface ItemSettled {
   paymentId: string;
   status: ItemOutcome | 'in_flight';
   failure?: { code: string; kind: FailureKind };
+}
+
+/**
+ * How a batch asks an item to report, the item's second start argument: `result` returns its outcome, signed, as the
+ * workflow's result instead of signalling it (one signal, its delivery and one workflow task fewer per item).
+ */
+export interface ItemReporting {
+  outcome: 'result';
+}
+
+/** What a payment workflow returns: the payment, or a batch item's signed outcome when its batch asked for that. */
+export type PaymentResult = PaymentResource | Signed<ItemSettled>;
+
+/** The payment a workflow returned; a batch item's that returned its outcome (ItemReporting) has none to give. */
+export function returnedPayment(result: PaymentResult): PaymentResource {
+  if (isSigned(result)) throw new Error('this batch item returned its outcome to its batch, not the payment');
+  return result;
+}
+
+/**
+ * Why an item's result is no outcome report for batch `target` about item `paymentId` (unsigned, signed for another
+ * batch or purpose, or about another item); undefined when the batch may count it.
+ */
+export function itemResultRefusal(result: unknown, paymentId: string, target: MessageTarget): string | undefined {
+  const refusal = messageRefusal(result, 'batch-item-report', target);
+  if (refusal) return refusal;
+  const reported = (result as Signed<ItemSettled>).body.paymentId;
+  return reported === paymentId ? undefined : `it reports ${reported}, not ${paymentId}`;
 }
 
 export type Tally = z.infer<typeof tallySchema>;

@@ -7,6 +7,7 @@ import { PAYMENT_TYPES } from '../domain/requests';
 import type { PaymentType } from '../domain/requests';
 import { SearchAttributes, paymentQuery } from '../workflows/definitions';
 import { PAYMENT_WORKFLOW } from '../domain/ids';
+import { isSigned } from '../domain/signed';
 import { AppError, recordCall, temporalCall } from './app-errors';
 import { boundAnswer } from './bound-answers';
 import type { Database } from '../records/database';
@@ -107,10 +108,21 @@ export class PaymentReads {
       this.options.queryTimeoutMs ?? 5000,
       ([message], startTime) => newPaymentResource(startedPaymentInput(message as PaymentMessage, startTime)),
     );
+    // A closed batch item that returned its outcome to its batch (ItemReporting), and no worker to replay it for the
+    // query: its record holds the payment.
+    if (isSigned(payment)) return this.itemRecord(paymentId);
     boundAnswer(paymentId, payment);
     if (isTerminal(payment.status)) return payment;
     const ended = await endedWithoutResult(this.client, paymentId);
     return ended ? inReviewAfterEnd(payment, ended) : payment;
+  }
+
+  private async itemRecord(paymentId: string): Promise<PaymentResource> {
+    const records = this.options.records;
+    const record = records && (await recordCall(() => readPayment(records, paymentId)));
+    if (!record) throw new AppError('unavailable', `${paymentId} cannot be read right now (no worker answered)`);
+    boundAnswer(paymentId, record.payment, record.merchantId);
+    return record.payment;
   }
 
   /** The payment with its workflow's state and, when asked, its Temporal history in readable steps (`ops show`). */

@@ -82,6 +82,16 @@ export const PATCHES = [
       'one local activity, not a second one for the record (callback → final status, docs/performance.md).',
     deprecateWhen: 'every payment started before this patch has closed',
   },
+  {
+    id: 'batch-item-outcome-by-result',
+    date: '2026-12-07',
+    change:
+      "A batch starts its items asking for their outcome as the item's result (a second start argument, which only " +
+      'items started so take into account), signed as the report was, instead of a signal: the item completes in the ' +
+      "task that records its outcome and the batch counts it from the child's completion; a continued run asks after " +
+      'the items it carried from one second on, doubling. Reviews, and outcomes after one, are still signalled.',
+    deprecateWhen: 'every payout batch run started before this patch has closed, and every item it started',
+  },
 ] as const satisfies readonly WorkflowPatch[];
 
 /** A listed patch's id: `isPatched` and `deprecated` take nothing else. */

@@ -52,13 +52,21 @@ export interface Settlement {
 export class PaymentStatusEffects implements PaymentStatusListener {
   private readonly reports: Promise<void>[] = [];
   private reported: string | undefined;
+  private reviewReported = false;
+  private outcome: Signed<ItemSettled> | undefined;
   private readonly notices: PaymentNotices;
   private readonly records: RecordWriter<PaymentResource>;
   private asking = 0;
   private hold: () => boolean = () => false;
 
-  /** Counts and logs the payment's start. */
-  constructor(private readonly input: PaymentInput) {
+  /**
+   * Counts and logs the payment's start. `outcomeInResult`: a batch item whose batch reads its outcome from the
+   * item's result (ItemStart), so that outcome is not signalled.
+   */
+  constructor(
+    private readonly input: PaymentInput,
+    private readonly outcomeInResult = false,
+  ) {
     this.records = paymentRecords(input, (report) => this.report(report));
     this.notices = new PaymentNotices(new Notifier(input.merchantId, this.records));
     this.records.deferWhile(() => this.asking > 0 || this.hold());
@@ -147,12 +155,27 @@ export class PaymentStatusEffects implements PaymentStatusListener {
     countStatus(paymentId, request.type, status);
   }
 
-  /** A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch. */
+  /**
+   * A batch item reports each outcome (or review) once, as recorded, with the worker's signature for its batch: by
+   * signal, or by its result (`outcomeReport`) when its batch reads outcomes there and it never went to review (the
+   * batch then holds it in review, in whichever run, and only a signal reaches that).
+   */
   private report(report: Signed<ItemSettled>): void {
     const { batchId } = this.input;
-    if (!batchId || report.body.status === this.reported) return;
-    this.reported = report.body.status;
+    const { status } = report.body;
+    if (!batchId || status === this.reported) return;
+    this.reported = status;
+    if (this.outcomeInResult && !this.reviewReported && (status === 'succeeded' || status === 'failed')) {
+      this.outcome = report;
+      return;
+    }
+    if (status === 'needs_review') this.reviewReported = true;
     this.reports.push(reportToBatch(batchId, report));
+  }
+
+  /** The signed outcome a batch item returns as its result, when its batch reads it there (see `report`). */
+  get outcomeReport(): Signed<ItemSettled> | undefined {
+    return this.outcome;
   }
 
   /** An event was recorded: the record follows (changes made in one step are written once). */

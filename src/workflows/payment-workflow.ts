@@ -8,15 +8,10 @@ import {
   setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { CallbackConfirmation, PaymentActivities } from '../activities/payment-activities';
+import type { ItemReporting, PaymentResult } from '../domain/batch-model';
 import { formatDuration } from '../domain/duration';
 import { PROVIDER_CALL_HEARTBEAT_TIMEOUT_MS, INITIATION_TIMEOUT_MS } from '../domain/payment-model';
-import type {
-  PaymentInput,
-  PaymentMessage,
-  PaymentResource,
-  ProviderCallback,
-  StatusCheck,
-} from '../domain/payment-model';
+import type { PaymentInput, PaymentMessage, ProviderCallback, StatusCheck } from '../domain/payment-model';
 import { statusConfirms } from '../domain/payment-events';
 import { SeenNonces } from '../domain/signed';
 import { activityFailure, initiationFailure } from './activity-failure';
@@ -67,11 +62,12 @@ const ACTIVITY_SUMMARY = {
 /**
  * One payment from initiation (after an operator's approval, when it needs one) to a final outcome: callback,
  * reconciliation, or an operator's decision. It acts only on what the server signed for it: its start message,
- * callbacks, approvals and resolutions (see trust.ts).
+ * callbacks, approvals and resolutions (see trust.ts). A batch item whose batch asks for it (`reporting`) returns its
+ * signed outcome rather than the payment.
  */
-export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentResource> {
+export async function paymentWorkflow(message: PaymentMessage, reporting?: ItemReporting): Promise<PaymentResult> {
   const input = trustedPaymentInput(message);
-  const effects = new PaymentStatusEffects(input);
+  const effects = new PaymentStatusEffects(input, reporting?.outcome === 'result');
   const state = new PaymentState(input, effects);
   state.adoptsNamedTransaction = () => isPatched('callback-names-the-transaction');
   // A callback that waits for the status query is recorded with its answer, in the same workflow task.
@@ -132,7 +128,7 @@ export async function paymentWorkflow(message: PaymentMessage): Promise<PaymentR
     await effects.finished(state);
     closed = true;
   });
-  return state.resource;
+  return effects.outcomeReport ?? state.resource;
 }
 
 // Pinned, batch items too: a payment ends on the build that started it (docs/operating.md#deploying-new-code).

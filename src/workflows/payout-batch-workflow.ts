@@ -18,7 +18,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch-activities';
-import type { BatchControl, BatchInput, BatchItem, BatchProgress, ItemSettled } from '../domain/batch-model';
+import { itemResultRefusal } from '../domain/batch-model';
+import type {
+  BatchControl,
+  BatchInput,
+  BatchItem,
+  BatchProgress,
+  ItemSettled,
+  PaymentResult,
+} from '../domain/batch-model';
 import { SeenNonces } from '../domain/signed';
 import type { Signed } from '../domain/signed';
 import { toMinorUnits } from '../domain/money';
@@ -37,7 +45,7 @@ import {
 import { paymentStaticDetails, paymentSummary } from '../domain/web-ui-text';
 import { paymentWorkflow } from './payment-workflow';
 import { workflowTime } from './time';
-import { UNTRUSTED_RESULT, handlerRefusal, trustedBatchInput, trustedResult } from './trust';
+import { UNTRUSTED_RESULT, handlerRefusal, here, trustedBatchInput, trustedResult } from './trust';
 import { isPatched } from './patches';
 import { versioned } from './versioning';
 import { Notifier } from './merchant-notifications';
@@ -100,6 +108,12 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
     }
     counted(report.body);
   });
+  // An item started with `outcome: 'result'` returns its signed outcome: counted like its report would be.
+  const resulted = (paymentId: string, result: PaymentResult) => {
+    const refusal = itemResultRefusal(result, paymentId, here());
+    if (refusal) return log.warn("an item's result was refused; the item check will ask after it", { refusal });
+    counted((result as Signed<ItemSettled>).body);
+  };
   setHandler(
     batchControlUpdate,
     async (control) => {
@@ -133,7 +147,7 @@ export async function payoutBatchWorkflow(message: Signed<BatchInput>, carry?: B
   // A scheduled batch, or one that needs approvals, waits here first; rejected or expired, it ends here, nothing sent.
   const phase = { input, state, nonces, notifier, records, publish: () => publish(state, records), firstRun: !carry };
   return await CancellationScope.nonCancellable(() =>
-    approvalAndStart(phase, () => runItems(message, input, state, notifier, records, nonces)),
+    approvalAndStart(phase, () => runItems(message, { input, state, notifier, records, nonces, resulted })),
   );
 }
 
@@ -160,7 +174,13 @@ async function askAfterQuietItems(
   };
   // Reports that reach a run while its continue-as-new is refused for them can be missing from what it carries
   // (seen with the TypeScript SDK 1.24: the refused run's state is sent again as it was).
-  if (workflowInfo().continuedFromExecutionRunId && state.inFlightIds.length > 0) await askAfter(state.inFlightIds);
+  if (workflowInfo().continuedFromExecutionRunId && state.inFlightIds.length > 0) {
+    const carried = new Set(state.inFlightIds);
+    const stillCarried = () => state.inFlightIds.filter((id) => carried.has(id));
+    await askAfter(stillCarried());
+    // An item that returns its outcome returns it to the run that started it, which has ended: asked after until counted.
+    if (isPatched('batch-item-outcome-by-result')) void askAfterCarried(stillCarried, askAfter, everyMs);
+  }
   let seen = new Set<string>();
   for (;;) {
     // No timer while nothing is in flight: a paused batch's history stays still.
@@ -172,15 +192,34 @@ async function askAfterQuietItems(
   }
 }
 
+/** How long a continued run waits before it first asks again after the items it carried; then twice as long each time. */
+const CARRIED_ITEM_CHECK_MS = 1000;
+
+async function askAfterCarried(
+  carried: () => string[],
+  askAfter: (ids: string[]) => Promise<void>,
+  everyMs: number,
+): Promise<void> {
+  for (let wait = CARRIED_ITEM_CHECK_MS; carried().length > 0; wait = Math.min(2 * wait, everyMs)) {
+    await sleep(wait, { summary: 'ask after items an earlier run started' });
+    const ids = carried();
+    if (ids.length > 0) await askAfter(ids);
+  }
+}
+
+interface BatchRun {
+  input: BatchInput;
+  state: BatchState;
+  notifier: Notifier;
+  records: RecordWriter<BatchProgress>;
+  nonces: SeenNonces;
+  /** Counts an item's result, once checked. */
+  resulted: (paymentId: string, result: PaymentResult) => void;
+}
+
 /** Starts the items as slots free up, continuing as new when the run grows long, and ends with the tally. */
-async function runItems(
-  message: Signed<BatchInput>,
-  input: BatchInput,
-  state: BatchState,
-  notifier: Notifier,
-  records: RecordWriter<BatchProgress>,
-  nonces: SeenNonces,
-): Promise<BatchProgress> {
+async function runItems(message: Signed<BatchInput>, run: BatchRun): Promise<BatchProgress> {
+  const { input, state, notifier, records, nonces } = run;
   let page: Page | undefined;
   while (!state.drained) {
     if (runIsLong(input)) {
@@ -201,7 +240,7 @@ async function runItems(
     }
     const offset = state.nextIndex - page.index * input.pageSize;
     const items = page.items.slice(offset, offset + free);
-    await Promise.all(items.map((item) => startItem(input, state, item)));
+    await Promise.all(items.map((item) => startItem(run, item)));
   }
 
   const notStarted = await referencesFrom(input, state.nextIndex);
@@ -229,6 +268,9 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
   const items = await loadItems(input, pageIndex, `load items page ${pageIndex + 1}`);
   return { index: pageIndex, items };
 }
+
+/** An item whose workflow failed or was terminated has no outcome to count: the item check finds it. */
+function ignoreFailure(): void {}
 
 /** How many never-started references a cancelled batch lists. */
 const NOT_STARTED_LISTED = 1000;
@@ -263,15 +305,16 @@ async function loadItems(input: BatchInput, pageIndex: number, summary: string):
   }
 }
 
-async function startItem(input: BatchInput, state: BatchState, item: BatchItem): Promise<void> {
+async function startItem({ input, state, resulted }: BatchRun, item: BatchItem): Promise<void> {
   const { paymentId, request } = item.body;
   const payment = batchItemInput(item.body, workflowTime());
   state.started(paymentId, toMinorUnits(request.amount));
+  const byResult = isPatched('batch-item-outcome-by-result');
   try {
     // The item goes as the server signed it; the payment checks that signature and that this batch started it.
-    await startChild(paymentWorkflow, {
+    const child = await startChild(paymentWorkflow, {
       workflowId: paymentId,
-      args: [item],
+      args: byResult ? [item, { outcome: 'result' }] : [item],
       // Payments outlive the run that started them: continue-as-new and a cancelled batch must leave them running.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -280,6 +323,8 @@ async function startItem(input: BatchInput, state: BatchState, item: BatchItem):
       staticDetails: paymentStaticDetails(input.merchantId, request, payment.createdAt),
       typedSearchAttributes: paymentSearchAttributes(payment),
     });
+    // Only this run hears the result: an item still in flight when the batch continues as new is asked after.
+    if (byResult) void child.result().then((result) => resulted(paymentId, result), ignoreFailure);
   } catch (err) {
     // Already started means an earlier attempt got there: that payment reports to this batch like any other.
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
