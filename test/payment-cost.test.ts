@@ -18,14 +18,16 @@ const CURRENT = join(__dirname, 'histories', 'current');
 /** A payment whose callback comes after its acknowledgement may cost at most this many events more than the twin. */
 const EVENTS_OVER_TWIN = 2;
 
+/** The events of the one corpus history whose file name ends with `suffix`. */
+function corpusEvents(suffix: string): CostEvent[] {
+  const files = readdirSync(CURRENT).filter((file) => file.startsWith('payment-') && file.endsWith(suffix));
+  assert.equal(files.length, 1, `one *${suffix} history in test/histories/current: ${files.join(', ')}`);
+  return (JSON.parse(readFileSync(join(CURRENT, files[0] ?? ''), 'utf8')) as { events: CostEvent[] }).events;
+}
+
 /** The corpus's history of `type` in scenario `label` (`00-success`), as history JSON. */
 function corpusCost(type: string, label: string): HistoryCost {
-  const files = readdirSync(CURRENT).filter(
-    (file) => file.startsWith('payment-') && file.endsWith(`.${type}.${label}.json`),
-  );
-  assert.equal(files.length, 1, `one ${type} ${label} history in test/histories/current: ${files.join(', ')}`);
-  const history = JSON.parse(readFileSync(join(CURRENT, files[0] ?? ''), 'utf8')) as { events: CostEvent[] };
-  return historyCost(history.events);
+  return historyCost(corpusEvents(`.${type}.${label}.json`));
 }
 
 let twin: HistoryCost;
@@ -115,4 +117,15 @@ describe('cost per payment', () => {
       );
     });
   }
+
+  it('a batch item whose callback comes after its acknowledgement returns its outcome: no signal, fewer events', () => {
+    // The payroll's first item: a bank credit in scenario 00 (test/capture-histories.ts).
+    const events = corpusEvents('.payroll~item-00001.json');
+    const signalled = events.filter((e) => e.eventType === 'EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED');
+    assert.equal(signalled.length, 0, 'no report signal to its batch');
+    const item = historyCost(events);
+    const single = corpusCost('bank_credit', '00-success');
+    assert.ok(item.events < single.events, `the item ${item.events} events, a single credit ${single.events}`);
+    assert.equal(item.workflowTasks, 2, 'its outcome recorded in the task that closes it');
+  });
 });

@@ -8,6 +8,8 @@ import type { Database } from '../src/records/database';
 import { takePaymentKey } from '../src/records/idempotency-keys';
 import { listPayments, paymentExists, readPayment } from '../src/records/record-reads';
 import { testDatabaseUrl } from './support/test-stack';
+import type { Client } from '@temporalio/client';
+import { PaymentReads } from '../src/payments/payment-reads';
 
 /** A payment record as the server writes it, then moved to `status` at `revision` (as a workflow's write would). */
 async function record(
@@ -145,5 +147,28 @@ describe('payment records: reads', () => {
       startingAfter: first.data[0]?.id,
     });
     assert.deepEqual([ids(second), second.hasMore], [['ref-3'], false]);
+  });
+
+  it('a closed batch item that returned its outcome to its batch, no worker to query, is read from its record', async () => {
+    const item = await record(db, merchant, 9, {
+      createdAt: at(70),
+      status: 'succeeded',
+      batchId: `batch-${merchant}-b2`,
+    });
+    // Temporal as it is with no worker: the query fails, the run has completed, its result is the signed outcome.
+    const outcome = { kind: 'batch-item-report', signature: 'mac', body: { paymentId: item.id, status: 'succeeded' } };
+    const handle = {
+      query: () => Promise.reject(new Error('no poller seen for this task queue')),
+      describe: () => Promise.resolve({ status: { name: 'COMPLETED' } }),
+      result: () => Promise.resolve(outcome),
+    };
+    const client = {
+      workflow: { getHandle: () => handle },
+      withDeadline: (_deadline: number, call: () => Promise<unknown>) => call(),
+    } as unknown as Client;
+    const reads = new PaymentReads(client, { taskQueue: 'payments', records: db });
+    assert.deepEqual(await reads.live(item.id), item);
+    const withoutRecords = new PaymentReads(client, { taskQueue: 'payments' });
+    await assert.rejects(withoutRecords.live(item.id), /cannot be read right now \(no worker answered\)/);
   });
 });

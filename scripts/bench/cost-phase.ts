@@ -1,3 +1,5 @@
+import type { BatchProgress } from '../../src/domain/batch-model';
+import { batchItemId } from '../../src/domain/ids';
 import type { PaymentResource } from '../../src/domain/payment-model';
 import { PAYMENT_TYPES } from '../../src/domain/requests';
 import type { PaymentType } from '../../src/domain/requests';
@@ -58,6 +60,36 @@ async function paymentCost(stack: BenchStack, api: BenchStack['api'], type: Paym
   return historyCost((await idleHistory(stack.client, created.body.id)).events ?? []);
 }
 
+/** A one-item payout batch's item (a bank credit in scenario `digits`), to its workflow's close; its cost. */
+async function batchItemCost(stack: BenchStack, api: BenchStack['api'], digits: string) {
+  const reference = `cost-${Date.now().toString(36)}-batch-${digits}`;
+  const item = {
+    reference: 'item-1',
+    amount: 10,
+    customer_name: 'Kofi Boateng',
+    bank_code: 'GH030100',
+    account_number: `12345678${digits}`,
+    description: 'cost of an item',
+  };
+  const body = { reference, items: [item] };
+  const created = await api<BatchProgress>('POST', '/v1/payout-batches', body);
+  if (created.status !== 201) throw new Error(`POST a one-item batch answered ${created.status}`);
+  const itemId = batchItemId(created.body.id, 'item-1');
+  const deadline = Date.now() + CLOSE_MS;
+  while (
+    (
+      await stack.client.workflow
+        .getHandle(itemId)
+        .describe()
+        .catch(() => undefined)
+    )?.status.name !== 'COMPLETED'
+  ) {
+    if (Date.now() > deadline) throw new Error(`batch item ${itemId} not closed after ${CLOSE_MS} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return historyCost((await idleHistory(stack.client, itemId)).events ?? []);
+}
+
 /**
  * (g) Cost per payment: one payment of each type in each common scenario, to its workflow's close (short timings, on a
  * server of their own), its history counted; beside the twin's (docs/performance.md#cost-per-payment).
@@ -75,12 +107,14 @@ export async function costPhase(stack: BenchStack, settings: BenchSettings, twin
         async (digits) => [`${type} ${digits}`, await paymentCost(stack, server.api, type, digits)] as const,
       ),
     );
+    const item = batchItemCost(stack, server.api, CALLBACK_AFTER_ACK);
     const payments = new Map(await Promise.all(runs));
     const rows = [...payments].map(([key, cost]) => {
       const digits = key.slice(-2);
       return [`${key}-${scenarioFor(digits)}`, cost] as const;
     });
-    for (const line of costTable([...rows, ['twin', twin]])) log(`  ${line}`);
+    const itemRow = [`batch item ${CALLBACK_AFTER_ACK}-${scenarioFor(CALLBACK_AFTER_ACK)}`, await item] as const;
+    for (const line of costTable([...rows, itemRow, ['twin', twin]])) log(`  ${line}`);
     return { payments, twin };
   } finally {
     stack.sandbox.setCallbackDelay(0);

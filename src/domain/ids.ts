@@ -37,6 +37,11 @@ export function describeWorkflowId(workflowId: string): string {
   return workflowId.startsWith(BATCH_PREFIX) ? `payout batch ${workflowId}` : `payment ${workflowId}`;
 }
 
+/** The payment id of batch `batchId`'s item `itemReference`. */
+export function batchItemId(batchId: string, itemReference: string): string {
+  return `${PAYMENT_PREFIX}${batchId.slice(BATCH_PREFIX.length)}~${itemReference}`;
+}
+
 /** True when the payment id is an item of this batch. */
 export function isBatchItemOf(batchId: string, paymentId: string): boolean {
   return (
