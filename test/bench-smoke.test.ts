@@ -55,6 +55,11 @@ it('npm run bench runs every phase through the real stack and prints its figures
     output,
     /history events, callback after ack \(to close, most of any type\) \/ twin\s+\d+ \/ \d+\s+≤ twin \+ 2\s+(met|NOT MET)/,
   );
+  // A batch item's row: it returns its outcome to its batch rather than signalling it, so fewer events than a credit.
+  const item = /batch item 00-success\s+(\d+)/.exec(output);
+  const credit = /bank_credit 00-success\s+(\d+)/.exec(output);
+  assert.ok(item && credit, item?.[0] ?? 'no batch item row in the cost table');
+  assert.ok(Number(item[1]) < Number(credit[1]), `${item[0]} against ${credit[0]}`);
   assert.match(output, /CPU per payment \/ per twin \(closed loop\)\s+[\d.]+\s+≤ 1\.2\s+(met|NOT MET)/);
   // CPU per payment by process, PostgreSQL's whole process tree among them, beside the twin's.
   const perProcess = (name: string) => {

@@ -195,6 +195,7 @@ async function askAfterQuietItems(
 /** How long a continued run waits before it first asks again after the items it carried; then twice as long each time. */
 const CARRIED_ITEM_CHECK_MS = 1000;
 
+/** Asks after the items a continued run carried in flight, waiting longer each time, until each is counted. */
 async function askAfterCarried(
   carried: () => string[],
   askAfter: (ids: string[]) => Promise<void>,
@@ -269,9 +270,6 @@ async function pageHolding(input: BatchInput, index: number, current: Page | und
   return { index: pageIndex, items };
 }
 
-/** An item whose workflow failed or was terminated has no outcome to count: the item check finds it. */
-function ignoreFailure(): void {}
-
 /** How many never-started references a cancelled batch lists. */
 const NOT_STARTED_LISTED = 1000;
 
@@ -304,6 +302,9 @@ async function loadItems(input: BatchInput, pageIndex: number, summary: string):
     }
   }
 }
+
+/** An item whose workflow failed or was terminated has no outcome to count: the item check finds it. */
+function ignoreFailure(): void {}
 
 async function startItem({ input, state, resulted }: BatchRun, item: BatchItem): Promise<void> {
   const { paymentId, request } = item.body;
