@@ -4,6 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { canonicalJson } from '../../src/crypto/canonical-json';
 import { CALLBACK_EVENT_TYPES } from '../../src/domain/payment-model';
 import type { PaymentResource } from '../../src/domain/payment-model';
+import { isSigned } from '../../src/domain/signed';
 import { batchProgressQuery, paymentQuery } from '../../src/workflows/definitions';
 import { openDatabase } from '../../src/records/database';
 import type { Database } from '../../src/records/database';
@@ -48,7 +49,11 @@ const PROGRESS_MS = 10_000;
 async function workflowState(client: Client, id: string, isBatch: boolean): Promise<unknown> {
   const handle = client.workflow.getHandle(id);
   const { status } = await handle.describe();
-  if (status.name === 'COMPLETED') return (await handle.result()) as unknown;
+  if (status.name === 'COMPLETED') {
+    const result: unknown = await handle.result();
+    // A batch item returns its signed outcome to its batch, not the payment: a worker replays it for the query.
+    return isSigned(result) ? handle.query(paymentQuery) : result;
+  }
   if (status.name !== 'RUNNING') return undefined;
   return isBatch ? handle.query(batchProgressQuery) : handle.query(paymentQuery);
 }
