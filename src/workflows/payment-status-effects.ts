@@ -61,7 +61,7 @@ export class PaymentStatusEffects implements PaymentStatusListener {
 
   /**
    * Counts and logs the payment's start. `outcomeInResult`: a batch item whose batch reads its outcome from the
-   * item's result (ItemStart), so that outcome is not signalled.
+   * item's result (ItemReporting), so that outcome is not signalled.
    */
   constructor(
     private readonly input: PaymentInput,
