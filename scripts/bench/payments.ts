@@ -1,6 +1,6 @@
 import type { PaymentResource } from '../../src/domain/payment-model';
 import type { BenchStack } from './bench-stack';
-import { waitForFinalStatus } from './history';
+import { waitForClose } from './history';
 
 let serial = 0;
 const runId = Date.now().toString(36);
@@ -44,15 +44,13 @@ export async function createPayment(
 }
 
 /**
- * One payment as a merchant lives it: POST, then its final status as GET shows it. The bench learns when to GET from a
- * long poll on the workflow's history (no polling load); the GET must then show `succeeded`.
+ * One payment as a merchant lives it: POST, then its final status as GET shows it. The bench learns when to GET as the
+ * twin's client learns its twin's end, from one long poll for the close event (no polling load); the GET must then
+ * show `succeeded`.
  */
 export async function paymentToFinalStatus(stack: BenchStack, type: 'debit' | 'credit' = 'debit'): Promise<string> {
   const payment = await createPayment(stack, '00', type === 'credit' ? credit() : debit('00'));
-  if (payment.status !== 'succeeded') {
-    const recorded = await waitForFinalStatus(stack.client, payment.id);
-    if (recorded !== 'succeeded') throw new Error(`payment ${payment.id} ended ${recorded}, not succeeded`);
-  }
+  if (payment.status !== 'succeeded') await waitForClose(stack.client, payment.id);
   const shown = await stack.api<PaymentResource>('GET', `/v1/payments/${payment.id}`);
   if (shown.status !== 200 || shown.body.status !== 'succeeded') {
     throw new Error(`GET ${payment.id} answered ${shown.status} ${shown.body.status}, not succeeded`);
