@@ -1,3 +1,5 @@
+import { status } from '@grpc/grpc-js';
+import { isGrpcServiceError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -24,7 +26,7 @@ const CLOSE_WAIT_MS = 120_000;
 /**
  * Waits until the payment's workflow closes, as the twin's `result()` waits for the twin's: one long poll on its history
  * for the close event alone (no polling load on the worker). Following every new event instead cost Temporal, its
- * database and the bench a long poll per batch of events, four per payment against the twin's one (docs/performance.md).
+ * database and the bench a long poll per batch of events, up to four per payment against the twin's one (docs/performance.md).
  * A run still open after CLOSE_WAIT_MS (in review, say) is left for the caller's GET to show.
  */
 export async function waitForClose(client: Client, workflowId: string): Promise<void> {
@@ -40,7 +42,9 @@ export async function waitForClose(client: Client, workflowId: string): Promise<
   while (Date.now() < deadline) {
     const response = await client
       .withDeadline(deadline, () => client.workflowService.getWorkflowExecutionHistory(request))
-      .catch(() => undefined);
+      .catch((err: unknown) => {
+        if (!(isGrpcServiceError(err) && err.code === status.DEADLINE_EXCEEDED)) throw err;
+      });
     if (!response || (response.history?.events?.length ?? 0) > 0) return;
     request.nextPageToken = response.nextPageToken ?? undefined;
   }
